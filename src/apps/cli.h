@@ -1,0 +1,39 @@
+// Shared pieces of the `kestrel` subcommands.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "runtime/session.h"
+
+namespace kestrel::cli {
+
+// argv after the subcommand: positional arguments and --flag value pairs.
+struct Args {
+  std::vector<std::string> positional;
+  std::multimap<std::string, std::string> flags;  // "--input" -> "x=a.npy" (repeatable)
+  std::vector<std::string> switches;              // flags without values: "--json"
+  bool has(const std::string& s) const;
+  std::string get(const std::string& flag, const std::string& def) const;
+  int get_int(const std::string& flag, int def) const;
+};
+// `value_flags` take a value; any other --flag is a switch. Unknown flags fail.
+Args parse_args(int argc, char** argv, const std::vector<std::string>& value_flags,
+                const std::vector<std::string>& switch_flags);
+
+SessionOptions session_options(const Args& a);
+// Inputs from --input NAME=FILE.npy; the rest filled with seeded random data
+// that fits each input (symbolic dims default to 1, see --dim).
+std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsigned seed = 1234);
+// "float32 [1,3,224,224] min -1.2 max 3.4 mean 0.01 std 0.9"
+std::string summarize(const Tensor& t);
+// A progress line on stderr when it is a terminal.
+void progress(const std::string& what, int done, int total);
+std::string json_escape(const std::string& s);
+
+int cmd_run(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+int cmd_inspect(int argc, char** argv);
+int cmd_parity(int argc, char** argv);
+
+}  // namespace kestrel::cli

@@ -1,0 +1,174 @@
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <sstream>
+
+#include "apps/cli.h"
+#include "core/npy.h"
+
+namespace kestrel::cli {
+
+bool Args::has(const std::string& s) const {
+  for (const auto& w : switches)
+    if (w == s) return true;
+  return flags.count(s) != 0;
+}
+
+std::string Args::get(const std::string& flag, const std::string& def) const {
+  auto it = flags.find(flag);
+  return it == flags.end() ? def : it->second;
+}
+
+int Args::get_int(const std::string& flag, int def) const {
+  std::string v = get(flag, "");
+  if (v.empty()) return def;
+  try {
+    size_t used = 0;
+    int n = std::stoi(v, &used);
+    if (used == v.size()) return n;
+  } catch (const std::exception&) {
+  }
+  fail(flag, " expects a whole number, got '", v, "'");
+}
+
+Args parse_args(int argc, char** argv, const std::vector<std::string>& value_flags,
+                const std::vector<std::string>& switch_flags) {
+  Args a;
+  for (int i = 0; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s.rfind("--", 0) != 0) {
+      a.positional.push_back(s);
+      continue;
+    }
+    std::string value;
+    bool inline_value = false;
+    if (auto eq = s.find('='); eq != std::string::npos && s.find('=') < s.size()) {
+      // --threads=4 form (but --input NAME=FILE keeps its '=' in the value)
+      std::string head = s.substr(0, eq);
+      if (std::find(value_flags.begin(), value_flags.end(), head) != value_flags.end()) {
+        value = s.substr(eq + 1);
+        s = head;
+        inline_value = true;
+      }
+    }
+    if (std::find(value_flags.begin(), value_flags.end(), s) != value_flags.end()) {
+      if (!inline_value) {
+        KESTREL_CHECK(i + 1 < argc, s, " needs a value");
+        value = argv[++i];
+      }
+      a.flags.emplace(s, value);
+    } else if (std::find(switch_flags.begin(), switch_flags.end(), s) != switch_flags.end()) {
+      a.switches.push_back(s);
+    } else {
+      fail("unknown option '", s, "'");
+    }
+  }
+  return a;
+}
+
+SessionOptions session_options(const Args& a) {
+  SessionOptions o;
+  o.backend = a.get("--backend", "auto");
+  o.threads = a.get_int("--threads", 0);
+  KESTREL_CHECK(o.threads >= 0, "--threads must be 0 (all cores) or more");
+  return o;
+}
+
+namespace {
+Tensor random_tensor(const TensorInfo& info, const Shape& shape, std::mt19937& rng) {
+  DType dt = info.dtype == DType::Undefined ? DType::Float32 : info.dtype;
+  Tensor t(dt, shape);
+  int64_t n = t.numel();
+  if (dtype_is_float(dt)) {
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    Tensor f(DType::Float32, shape);
+    for (int64_t i = 0; i < n; ++i) f.data<float>()[i] = u(rng);
+    return f.cast(dt);
+  }
+  if (dt == DType::Bool) {
+    for (int64_t i = 0; i < n; ++i) t.data<bool>()[i] = rng() & 1;
+    return t;
+  }
+  // Integers: small non-negative values stay valid as indices and token ids.
+  Tensor i64(DType::Int64, shape);
+  for (int64_t i = 0; i < n; ++i) i64.data<int64_t>()[i] = int64_t(rng() % 10);
+  return i64.cast(dt);
+}
+}  // namespace
+
+std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsigned seed) {
+  std::map<std::string, Tensor> in;
+  for (auto [it, end] = a.flags.equal_range("--input"); it != end; ++it) {
+    auto eq = it->second.find('=');
+    KESTREL_CHECK(eq != std::string::npos, "--input expects NAME=FILE.npy, got '", it->second, "'");
+    in[it->second.substr(0, eq)] = read_npy(it->second.substr(eq + 1));
+  }
+  std::map<std::string, int64_t> dims;
+  for (auto [it, end] = a.flags.equal_range("--dim"); it != end; ++it) {
+    auto eq = it->second.find('=');
+    KESTREL_CHECK(eq != std::string::npos, "--dim expects SYMBOL=N, got '", it->second, "'");
+    dims[it->second.substr(0, eq)] = std::stoll(it->second.substr(eq + 1));
+  }
+  std::mt19937 rng(seed);
+  for (const auto& info : s.inputs()) {
+    if (in.count(info.name)) continue;
+    KESTREL_CHECK(info.shape, "input '", info.name, "' has no known rank: give it with --input");
+    Shape shape;
+    for (const auto& d : *info.shape) {
+      if (d.known()) shape.push_back(d.value);
+      else if (dims.count(d.symbol)) shape.push_back(dims[d.symbol]);
+      else shape.push_back(1);
+    }
+    in[info.name] = random_tensor(info, shape, rng);
+  }
+  return in;
+}
+
+std::string summarize(const Tensor& t) {
+  std::ostringstream os;
+  os << dtype_name(t.dtype()) << " " << shape_str(t.shape());
+  if (t.numel() == 0) return os.str();
+  std::vector<float> v = t.to_f32();
+  double mn = INFINITY, mx = -INFINITY, sum = 0, sq = 0;
+  size_t nonfinite = 0;
+  for (float x : v) {
+    if (!std::isfinite(x)) { ++nonfinite; continue; }
+    mn = std::min<double>(mn, x);
+    mx = std::max<double>(mx, x);
+    sum += x;
+    sq += double(x) * x;
+  }
+  size_t n = v.size() - nonfinite;
+  if (n) {
+    double mean = sum / double(n);
+    os << " min " << mn << " max " << mx << " mean " << mean << " std " << std::sqrt(std::max(0.0, sq / double(n) - mean * mean));
+  }
+  if (nonfinite) os << " non-finite " << nonfinite;
+  return os.str();
+}
+
+void progress(const std::string& what, int done, int total) {
+  if (!isatty(2)) return;
+  std::fprintf(stderr, "\r%s %d/%d%s", what.c_str(), done, total, done == total ? "\n" : "");
+  std::fflush(stderr);
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (c == '\n') o += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      o += buf;
+    } else o += c;
+  }
+  return o;
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,75 @@
+// kestrel inspect: what a model is and whether Kestrel can run it.
+#include <cstdio>
+#include <map>
+
+#include "apps/cli.h"
+#include "onnx/loader.h"
+
+namespace kestrel::cli {
+namespace {
+
+void histogram(const ir::Graph& g, std::map<std::string, int>& h) {
+  for (const auto& n : g.nodes) {
+    ++h[(n.domain.empty() ? "" : n.domain + ".") + n.op_type];
+    for (const auto& [k, a] : n.attrs)
+      if (a.g) histogram(*a.g, h);
+  }
+}
+
+std::vector<TensorInfo> infos(const ir::Graph& g, const std::vector<int>& ids) {
+  std::vector<TensorInfo> v;
+  for (int id : ids) v.push_back({g.values[size_t(id)].name, g.values[size_t(id)].dtype, g.values[size_t(id)].shape});
+  return v;
+}
+
+}  // namespace
+
+int cmd_inspect(int argc, char** argv) {
+  Args a = parse_args(argc, argv, {}, {"--json"});
+  KESTREL_CHECK(a.positional.size() == 1, "inspect expects one MODEL argument");
+  // Inspect must work on models Kestrel cannot run, so it loads without validating.
+  onnx_io::Model m = onnx_io::load_model_file(a.positional[0]);
+  const ir::Graph& g = m.graph;
+  std::map<std::string, int> hist;
+  histogram(g, hist);
+  auto bad = onnx_io::unsupported_nodes(g);
+  auto ins = infos(g, g.inputs), outs = infos(g, g.outputs);
+  if (a.has("--json")) {
+    auto io = [](const std::vector<TensorInfo>& v) {
+      std::string s = "[";
+      for (size_t i = 0; i < v.size(); ++i)
+        s += std::string(i ? ", " : "") + "{\"name\": \"" + json_escape(v[i].name) + "\", \"dtype\": \"" +
+             dtype_name(v[i].dtype) + "\", \"shape\": \"" + json_escape(v[i].shape_str()) + "\"}";
+      return s + "]";
+    };
+    std::string ops = "{", opsets = "{", unsup = "[";
+    for (auto& [k, v] : hist) ops += (ops.size() > 1 ? ", " : "") + ("\"" + json_escape(k) + "\": " + std::to_string(v));
+    for (auto& [k, v] : m.opsets)
+      opsets += (opsets.size() > 1 ? ", " : "") + ("\"" + json_escape(k.empty() ? "ai.onnx" : k) + "\": " + std::to_string(v));
+    for (size_t i = 0; i < bad.size(); ++i) unsup += (i ? ", " : "") + ("\"" + json_escape(bad[i]) + "\"");
+    std::printf("{\"ir_version\": %lld, \"producer\": \"%s\", \"opsets\": %s}, \"inputs\": %s, \"outputs\": %s, "
+                "\"nodes\": %zu, \"initializers\": %zu, \"ops\": %s}, \"unsupported\": %s], \"runnable\": %s}\n",
+                (long long)m.ir_version, json_escape(m.producer).c_str(), opsets.c_str(), io(ins).c_str(),
+                io(outs).c_str(), g.nodes.size(), g.initializers.size(), ops.c_str(), unsup.c_str(),
+                bad.empty() ? "true" : "false");
+    return 0;
+  }
+  std::printf("model: %s\nIR version %lld, producer '%s'\nopsets:", a.positional[0].c_str(), (long long)m.ir_version,
+              m.producer.c_str());
+  for (auto& [k, v] : m.opsets) std::printf(" %s=%d", k.empty() ? "ai.onnx" : k.c_str(), v);
+  std::printf("\ninputs:\n");
+  for (auto& t : ins) std::printf("  %s: %s %s\n", t.name.c_str(), dtype_name(t.dtype), t.shape_str().c_str());
+  std::printf("outputs:\n");
+  for (auto& t : outs) std::printf("  %s: %s %s\n", t.name.c_str(), dtype_name(t.dtype), t.shape_str().c_str());
+  std::printf("%zu nodes, %zu initializers\nops:\n", g.nodes.size(), g.initializers.size());
+  for (auto& [k, v] : hist) std::printf("  %-28s %d\n", k.c_str(), v);
+  if (bad.empty()) {
+    std::printf("every node runs on Kestrel (backend: cpu)\n");
+  } else {
+    std::printf("%zu node(s) cannot run:\n", bad.size());
+    for (auto& b : bad) std::printf("  %s\n", b.c_str());
+  }
+  return 0;
+}
+
+}  // namespace kestrel::cli

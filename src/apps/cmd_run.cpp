@@ -1,0 +1,59 @@
+// kestrel run / kestrel bench
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/cli.h"
+#include "core/npy.h"
+#include "onnx/loader.h"
+
+namespace kestrel::cli {
+
+int cmd_run(int argc, char** argv) {
+  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--threads", "--dim", "--seed"}, {});
+  KESTREL_CHECK(a.positional.size() == 1, "run expects one MODEL argument");
+  auto s = Session::load(a.positional[0], session_options(a));
+  auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
+  RunStats st;
+  auto outs = s->run(inputs, &st);
+  for (size_t i = 0; i < outs.size(); ++i)
+    std::printf("output %zu '%s': %s\n", i, s->outputs()[i].name.c_str(), summarize(outs[i]).c_str());
+  std::printf("time: %.3f ms (backend %s, %d threads)\n", st.ms, s->backend_name().c_str(), s->threads());
+  std::string dir = a.get("--output-dir", "");
+  if (!dir.empty()) {
+    std::filesystem::create_directories(dir);
+    for (size_t i = 0; i < outs.size(); ++i) write_npy(dir + "/" + std::to_string(i) + ".npy", outs[i]);
+    std::printf("wrote %zu outputs to %s\n", outs.size(), dir.c_str());
+  }
+  return 0;
+}
+
+int cmd_bench(int argc, char** argv) {
+  Args a = parse_args(argc, argv, {"--input", "--backend", "--threads", "--runs", "--warmup", "--dim"}, {"--json"});
+  KESTREL_CHECK(a.positional.size() == 1, "bench expects one MODEL argument");
+  int runs = a.get_int("--runs", 20), warmup = a.get_int("--warmup", 3);
+  KESTREL_CHECK(runs >= 1 && warmup >= 0, "--runs must be at least 1 and --warmup at least 0");
+  const std::string& path = a.positional[0];
+  auto s = Session::load(path, session_options(a));
+  auto inputs = make_inputs(*s, a);
+  std::vector<double> ms;
+  for (int i = 0; i < warmup + runs; ++i) {
+    RunStats st;
+    s->run(inputs, &st);
+    if (i >= warmup) ms.push_back(st.ms);
+    progress("bench", i + 1, warmup + runs);
+  }
+  std::sort(ms.begin(), ms.end());
+  double med = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  if (a.has("--json")) {
+    std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"min_ms\": %.4f, "
+                "\"median_ms\": %.4f, \"max_ms\": %.4f}\n",
+                json_escape(path).c_str(), s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
+  } else {
+    std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
+                s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
+  }
+  return 0;
+}
+
+}  // namespace kestrel::cli

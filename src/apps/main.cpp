@@ -1,0 +1,34 @@
+// `kestrel`: run, bench, inspect and check ONNX models.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+
+#include "apps/cli.h"
+
+namespace {
+const char* kUsage =
+    "usage: kestrel <command> MODEL [options]\n"
+    "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu] [--threads N] [--dim SYM=N]...\n"
+    "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json]\n"
+    "  inspect MODEL [--json]\n"
+    "  parity MODEL [--input NAME=FILE.npy]... [--threads N]\n";
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const char* cmd = argv[1];
+  try {
+    if (!std::strcmp(cmd, "run")) return kestrel::cli::cmd_run(argc - 2, argv + 2);
+    if (!std::strcmp(cmd, "bench")) return kestrel::cli::cmd_bench(argc - 2, argv + 2);
+    if (!std::strcmp(cmd, "inspect")) return kestrel::cli::cmd_inspect(argc - 2, argv + 2);
+    if (!std::strcmp(cmd, "parity")) return kestrel::cli::cmd_parity(argc - 2, argv + 2);
+    std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", cmd, kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kestrel %s: error: %s\n", cmd, e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,46 @@
+// The backend interface. A backend says which nodes it can run (capability),
+// then compiles a graph once (weights packed once) and runs it many times.
+// Runs of one compiled graph may happen on several threads at once.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace kestrel::backends {
+
+struct NodeVerdict {
+  bool supported = false;
+  std::string reason;  // why not, when unsupported
+};
+
+struct RunOptions {
+  int threads = 1;
+  // Optional observer: called after each node with its wall time (ms).
+  void (*on_node)(void* user, const ir::Node& node, double ms) = nullptr;
+  void* user = nullptr;
+};
+
+class CompiledGraph {
+ public:
+  virtual ~CompiledGraph() = default;
+  // Inputs in the order of graph.inputs; outputs in the order of graph.outputs.
+  virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // One verdict per node of g.nodes, in order.
+  virtual std::vector<NodeVerdict> capability(const ir::Graph& g) const = 0;
+  // The graph must outlive the compiled result.
+  virtual std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const = 0;
+};
+
+// The CPU reference backend (always present).
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace kestrel::backends

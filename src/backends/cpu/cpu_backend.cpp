@@ -1,0 +1,39 @@
+// The CPU reference backend: every registered op, run by the executor.
+#include "backends/backend.h"
+#include "backends/cpu/executor.h"
+
+namespace kestrel::backends {
+namespace {
+
+class CpuCompiled : public CompiledGraph {
+ public:
+  explicit CpuCompiled(const ir::Graph& g) : plan_(cpu::Plan::build(g)) {}
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const override {
+    return cpu::execute(plan_, inputs, nullptr, opts);
+  }
+
+ private:
+  cpu::Plan plan_;
+};
+
+class CpuBackend : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+  std::vector<NodeVerdict> capability(const ir::Graph& g) const override {
+    std::vector<NodeVerdict> v;
+    for (const ir::Node& n : g.nodes) {
+      bool ok = ops::find_op(n.domain, n.op_type, n.opset) != nullptr;
+      v.push_back({ok, ok ? "" : ops::why_unsupported(n.domain, n.op_type, n.opset)});
+    }
+    return v;
+  }
+  std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const override {
+    return std::make_unique<CpuCompiled>(g);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace kestrel::backends

@@ -1,0 +1,156 @@
+#include "backends/cpu/executor.h"
+
+#include <chrono>
+#include <unordered_set>
+
+namespace kestrel::backends::cpu {
+
+const Tensor* Scope::lookup(const std::string& name) const {
+  for (const Scope* s = this; s; s = s->parent) {
+    int id = s->graph->find(name);
+    if (id >= 0 && (*s->env)[size_t(id)].defined()) return &(*s->env)[size_t(id)];
+  }
+  return nullptr;
+}
+
+Plan Plan::build(const ir::Graph& g) {
+  Plan p;
+  p.graph = &g;
+  for (const ir::Node& n : g.nodes) {
+    const ops::OpDef* d = ops::find_op(n.domain, n.op_type, n.opset);
+    if (!d) fail(n.where(), ": ", ops::why_unsupported(n.domain, n.op_type, n.opset));
+    p.kernels.push_back(d);
+  }
+  // A value dies after its last reader, unless it is a graph output or an
+  // initializer (initializers are shared with the graph, never freed here).
+  std::vector<int> last(g.values.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].inputs)
+      if (v >= 0) last[size_t(v)] = int(i);
+  // Outputs nobody reads die right after they are produced.
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int v : g.nodes[i].outputs)
+      if (v >= 0 && last[size_t(v)] < 0) last[size_t(v)] = int(i);
+  std::unordered_set<int> keep(g.outputs.begin(), g.outputs.end());
+  for (auto& [v, t] : g.initializers) keep.insert(v);
+  p.release_after.resize(g.nodes.size());
+  for (size_t v = 0; v < last.size(); ++v)
+    if (last[v] >= 0 && !keep.count(int(v))) p.release_after[size_t(last[v])].push_back(int(v));
+  return p;
+}
+
+namespace {
+
+bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+
+class CpuKernelContext : public ops::KernelContext {
+ public:
+  CpuKernelContext(const ir::Node& n, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts)
+      : KernelContext(n), env_(env), scope_(scope), opts_(opts) {}
+
+  bool has_input(int i) const override {
+    return i < num_inputs() && node.inputs[size_t(i)] >= 0 && input_ptr(i)->defined();
+  }
+  const Tensor& input(int i) const override {
+    if (i >= num_inputs() || node.inputs[size_t(i)] < 0) fail("required input ", i, " is missing");
+    const Tensor* t = input_ptr(i);
+    if (!t->defined()) fail("input ", i, " ('", scope_.graph->values[size_t(node.inputs[size_t(i)])].name, "') has no value");
+    return *t;
+  }
+  Tensor& output(int i, DType dtype, Shape shape) override {
+    for (int64_t d : shape)
+      if (d < 0) fail("computed a negative dimension for output ", i, ": ", shape_str(shape));
+    return slot(i) = Tensor(dtype, std::move(shape));
+  }
+  void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
+  int threads() const override { return opts_.threads; }
+  std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) override {
+    Plan p = Plan::build(g);
+    return execute(p, inputs, &scope_, opts_);
+  }
+
+  // Inputs replaced by widened float32 copies (see OpDef::half_native).
+  std::vector<std::pair<int, Tensor>> overrides;
+
+ private:
+  const Tensor* input_ptr(int i) const {
+    for (auto& [k, t] : overrides)
+      if (k == i) return &t;
+    return &env_[size_t(node.inputs[size_t(i)])];
+  }
+  Tensor& slot(int i) {
+    if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
+    int v = node.outputs[size_t(i)];
+    if (v < 0) return scratch_;
+    return env_[size_t(v)];
+  }
+  std::vector<Tensor>& env_;
+  const Scope& scope_;
+  const RunOptions& opts_;
+  Tensor scratch_;
+};
+
+}  // namespace
+
+std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
+                            const RunOptions& opts) {
+  const ir::Graph& g = *plan.graph;
+  std::vector<Tensor> env(g.values.size());
+  for (auto& [v, t] : g.initializers) env[size_t(v)] = t;
+  KESTREL_CHECK(inputs.size() == g.inputs.size(), "graph '", g.name, "' takes ", g.inputs.size(), " inputs, got ",
+                inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i];
+  Scope scope{&g, &env, outer};
+  for (int v : g.outer_refs) {
+    const Tensor* t = outer ? outer->lookup(g.values[size_t(v)].name) : nullptr;
+    KESTREL_CHECK(t, "subgraph '", g.name, "' reads '", g.values[size_t(v)].name, "', which no enclosing scope defines");
+    env[size_t(v)] = *t;
+  }
+
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    const ops::OpDef* def = plan.kernels[i];
+    CpuKernelContext ctx(n, env, scope, opts);
+    DType half = DType::Undefined;
+    if (!def->half_native) {
+      for (int k = 0; k < ctx.num_inputs(); ++k) {
+        int v = n.inputs[size_t(k)];
+        if (v >= 0 && env[size_t(v)].defined() && is_half(env[size_t(v)].dtype())) {
+          half = env[size_t(v)].dtype();
+          ctx.overrides.emplace_back(k, env[size_t(v)].cast(DType::Float32));
+        }
+      }
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      def->run(ctx);
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      if (msg.rfind("node '", 0) == 0) throw;  // already names its node
+      fail(n.where(), ": ", msg);
+    } catch (const std::bad_alloc&) {
+      fail(n.where(), ": out of memory");
+    }
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      int v = n.outputs[k];
+      if (v < 0) continue;
+      Tensor& out = env[size_t(v)];
+      if (!out.defined()) fail(n.where(), ": kernel produced no value for output ", k);
+      if (half != DType::Undefined && out.dtype() == DType::Float32) out = out.cast(half);
+    }
+    if (opts.on_node) {
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      opts.on_node(opts.user, n, ms);
+    }
+    for (int v : plan.release_after[i]) env[size_t(v)] = Tensor();
+  }
+
+  std::vector<Tensor> outs;
+  for (int v : g.outputs) {
+    if (!env[size_t(v)].defined()) fail("graph output '", g.values[size_t(v)].name, "' was never computed");
+    outs.push_back(env[size_t(v)]);
+  }
+  return outs;
+}
+
+}  // namespace kestrel::backends::cpu

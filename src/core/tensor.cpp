@@ -1,0 +1,156 @@
+#include "core/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <type_traits>
+
+namespace kestrel {
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < s.size(); ++i) os << (i ? "," : "") << s[i];
+  os << ']';
+  return os.str();
+}
+
+std::shared_ptr<uint8_t[]> allocate_bytes(size_t n) {
+  size_t padded = (n + 63) / 64 * 64;
+  if (padded == 0) padded = 64;
+  void* p = std::aligned_alloc(64, padded);
+  if (!p) fail("out of host memory allocating ", n, " bytes");
+  std::memset(p, 0, padded);
+  return std::shared_ptr<uint8_t[]>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  KESTREL_CHECK(dtype_supported(dtype), "cannot allocate a tensor of type ", dtype_name(dtype));
+  for (int64_t d : shape_) KESTREL_CHECK(d >= 0, "negative dimension in shape ", shape_str(shape_));
+  storage_ = allocate_bytes(nbytes());
+}
+
+Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage, size_t offset)
+    : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(offset) {}
+
+Tensor Tensor::scalar_f32(float v) {
+  Tensor t(DType::Float32, {});
+  *t.data<float>() = v;
+  return t;
+}
+
+Tensor Tensor::scalar_i64(int64_t v) {
+  Tensor t(DType::Int64, {});
+  *t.data<int64_t>() = v;
+  return t;
+}
+
+Tensor Tensor::from_i64(const std::vector<int64_t>& v) {
+  Tensor t(DType::Int64, {int64_t(v.size())});
+  if (!v.empty()) std::memcpy(t.raw(), v.data(), v.size() * 8);
+  return t;
+}
+
+Tensor Tensor::from_f32(const Shape& shape, const std::vector<float>& v) {
+  Tensor t(DType::Float32, shape);
+  KESTREL_CHECK(int64_t(v.size()) == t.numel(), "from_f32: ", v.size(), " values for shape ", shape_str(shape));
+  if (!v.empty()) std::memcpy(t.raw(), v.data(), v.size() * 4);
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  KESTREL_CHECK(shape_numel(shape) == numel(), "cannot reshape ", shape_str(shape_), " to ", shape_str(shape));
+  return Tensor(dtype_, std::move(shape), storage_, offset_);
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+namespace {
+// Reads element i of any supported type as double (half types widened).
+template <typename T>
+double load_as_double(const uint8_t* p, int64_t i) { return double(reinterpret_cast<const T*>(p)[i]); }
+
+double load_any(DType t, const uint8_t* p, int64_t i) {
+  switch (t) {
+    case DType::Float16: return half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    case DType::BFloat16: return bf16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
+    default: break;
+  }
+  double v = 0;
+  dispatch_numeric(t, "load", [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    v = load_as_double<T>(p, i);
+  });
+  return v;
+}
+}  // namespace
+
+Tensor Tensor::cast(DType to) const {
+  if (to == dtype_) return clone();
+  Tensor out(to, shape_);
+  int64_t n = numel();
+  const uint8_t* src = raw();
+  // Integer-to-integer casts go through int64 so large values stay exact.
+  bool int_src = !dtype_is_float(dtype_) && dtype_ != DType::Bool;
+  bool int_dst = !dtype_is_float(to) && to != DType::Bool;
+  if (int_src && int_dst) {
+    std::vector<int64_t> v = to_i64();
+    dispatch_numeric(to, "cast", [&](auto* tag) {
+      using T = std::remove_pointer_t<decltype(tag)>;
+      T* d = out.data<T>();
+      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(v[size_t(i)]);
+    });
+    return out;
+  }
+  if (to == DType::Float16 || to == DType::BFloat16) {
+    uint16_t* d = out.data<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      float f = float(load_any(dtype_, src, i));
+      d[i] = to == DType::Float16 ? float_to_half(f) : float_to_bf16(f);
+    }
+    return out;
+  }
+  dispatch_numeric(to, "cast", [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    T* d = out.data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      double v = load_any(dtype_, src, i);
+      if constexpr (std::is_same_v<T, bool>) d[i] = v != 0;
+      else d[i] = static_cast<T>(v);
+    }
+  });
+  return out;
+}
+
+std::vector<int64_t> Tensor::to_i64() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel()));
+  KESTREL_CHECK(!dtype_is_float(dtype_), "expected an integer tensor, got ", dtype_name(dtype_));
+  dispatch_numeric(dtype_, "to_i64", [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    const T* s = data<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int64_t(s[i]);
+  });
+  return v;
+}
+
+std::vector<float> Tensor::to_f32() const {
+  std::vector<float> v(static_cast<size_t>(numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(load_any(dtype_, raw(), int64_t(i)));
+  return v;
+}
+
+bool Tensor::same_as(const Tensor& o) const {
+  return dtype_ == o.dtype_ && shape_ == o.shape_ && (nbytes() == 0 || std::memcmp(raw(), o.raw(), nbytes()) == 0);
+}
+
+}  // namespace kestrel

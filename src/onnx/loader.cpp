@@ -1,0 +1,198 @@
+#include "onnx/loader.h"
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <filesystem>
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "ops/registry.h"
+
+namespace kestrel::onnx_io {
+namespace {
+
+using Domains = std::map<std::string, int>;
+
+std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+void read_type(const onnx::TypeProto& tp, ir::Value& v) {
+  if (!tp.has_tensor_type()) return;
+  const auto& tt = tp.tensor_type();
+  v.dtype = static_cast<DType>(tt.elem_type());
+  if (!tt.has_shape()) return;
+  std::vector<ir::Dim> dims;
+  for (const auto& d : tt.shape().dim()) {
+    ir::Dim dim;
+    if (d.has_dim_value()) dim.value = d.dim_value();
+    else if (d.has_dim_param()) dim.symbol = d.dim_param();
+    dims.push_back(dim);
+  }
+  v.shape = dims;
+}
+
+ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, const std::string& base_dir,
+                        const ir::Graph* parent);
+
+ir::Attribute convert_attr(const onnx::AttributeProto& a, const Domains& domains, const std::string& base_dir,
+                           const ir::Graph& owner) {
+  ir::Attribute r;
+  using A = onnx::AttributeProto;
+  switch (a.type()) {
+    case A::FLOAT: r.kind = ir::Attribute::Kind::Float; r.f = a.f(); break;
+    case A::INT: r.kind = ir::Attribute::Kind::Int; r.i = a.i(); break;
+    case A::STRING: r.kind = ir::Attribute::Kind::String; r.s = a.s(); break;
+    case A::TENSOR: r.kind = ir::Attribute::Kind::Tensor; r.t = tensor_from_proto(a.t(), base_dir); break;
+    case A::GRAPH:
+      r.kind = ir::Attribute::Kind::Graph;
+      r.g = std::make_shared<ir::Graph>(convert_graph(a.g(), domains, base_dir, &owner));
+      break;
+    case A::FLOATS: r.kind = ir::Attribute::Kind::Floats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
+    case A::INTS: r.kind = ir::Attribute::Kind::Ints; r.ints.assign(a.ints().begin(), a.ints().end()); break;
+    case A::STRINGS: r.kind = ir::Attribute::Kind::Strings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
+    default: fail("attribute '", a.name(), "' has a type (", int(a.type()), ") Kestrel does not read");
+  }
+  return r;
+}
+
+ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, const std::string& base_dir,
+                        const ir::Graph* parent) {
+  ir::Graph g;
+  g.name = gp.name();
+  for (const auto& t : gp.initializer()) {
+    KESTREL_CHECK(!t.name().empty(), "graph '", g.name, "' has an initializer without a name");
+    int id = g.add_value(t.name());
+    g.initializers[id] = tensor_from_proto(t, base_dir);
+    g.values[size_t(id)].dtype = g.initializers[id].dtype();
+  }
+  for (const auto& i : gp.input()) {
+    int id = g.add_value(i.name());
+    read_type(i.type(), g.values[size_t(id)]);
+    if (!g.initializers.count(id)) g.inputs.push_back(id);  // IR < 4 lists initializers as inputs too
+  }
+  for (const auto& vi : gp.value_info()) read_type(vi.type(), g.values[size_t(g.add_value(vi.name()))]);
+
+  // Outputs of nodes are defined here; anything read but defined nowhere in
+  // this graph is an outer-scope reference when a parent exists.
+  std::set<std::string> produced;
+  for (const auto& n : gp.node())
+    for (const auto& o : n.output())
+      if (!o.empty()) produced.insert(o);
+  int index = 0;
+  for (const auto& np : gp.node()) {
+    ir::Node n;
+    n.op_type = np.op_type();
+    n.domain = canonical_domain(np.domain());
+    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+    ++index;
+    auto dom = domains.find(n.domain);
+    if (dom == domains.end())
+      fail(n.where(), " uses domain '", n.domain, "', which the model does not import (opset_import)");
+    n.opset = dom->second;
+    for (const auto& in : np.input()) {
+      if (in.empty()) { n.inputs.push_back(-1); continue; }
+      bool known = g.find(in) >= 0 || produced.count(in);
+      int id = g.add_value(in);
+      if (!known && parent) g.outer_refs.push_back(id);  // resolved in an enclosing scope at run time
+      n.inputs.push_back(id);
+    }
+    for (const auto& out : np.output()) n.outputs.push_back(out.empty() ? -1 : g.add_value(out));
+    for (const auto& a : np.attribute()) {
+      KESTREL_CHECK(!a.name().empty(), n.where(), " has an attribute without a name");
+      try {
+        n.attrs[a.name()] = convert_attr(a, domains, base_dir, g);
+      } catch (const Error& e) {
+        fail(n.where(), ": ", e.what());
+      }
+    }
+    g.nodes.push_back(std::move(n));
+  }
+  for (const auto& o : gp.output()) {
+    bool local = produced.count(o.name()) || g.find(o.name()) >= 0;
+    KESTREL_CHECK(local || parent, "graph output '", o.name(), "' is not produced by any node, input or initializer");
+    int id = g.add_value(o.name());
+    if (!local) g.outer_refs.push_back(id);  // a branch that just forwards an outer value
+    read_type(o.type(), g.values[size_t(id)]);
+    g.outputs.push_back(id);
+  }
+  topo_sort(g);
+  return g;
+}
+
+}  // namespace
+
+Model load_model_bytes(const void* data, size_t size, const std::string& base_dir) {
+  KESTREL_CHECK(size > 0, "the model is empty (0 bytes)");
+  KESTREL_CHECK(size < (size_t(1) << 31), "the model file is over 2 GiB; store its weights as external data");
+  onnx::ModelProto mp;
+  if (!mp.ParseFromArray(data, int(size)))
+    fail("the file is not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
+  KESTREL_CHECK(mp.has_graph(), "the file parsed but holds no graph: not an ONNX model");
+  Model m;
+  m.ir_version = mp.ir_version();
+  m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
+  KESTREL_CHECK(m.ir_version >= 3 && m.ir_version <= kMaxIrVersion, "ONNX IR version ", m.ir_version,
+                " is not supported (Kestrel reads 3 to ", kMaxIrVersion, ")");
+  for (const auto& os : mp.opset_import()) m.opsets[canonical_domain(os.domain())] = int(os.version());
+  auto def = m.opsets.find("");
+  KESTREL_CHECK(def != m.opsets.end(), "the model imports no default-domain (ai.onnx) opset");
+  KESTREL_CHECK(def->second >= kMinOpset && def->second <= kMaxOpset, "default-domain opset ", def->second,
+                " is not supported (Kestrel runs opsets ", kMinOpset, " to ", kMaxOpset, ")");
+
+  // ONNX's own shape inference fills value_info with static and symbolic
+  // shapes. It is advisory: Kestrel computes real shapes at run time, so an
+  // inference failure (e.g. an op it does not know) is not fatal.
+  try {
+    onnx::ShapeInferenceOptions opts{false, 0, false};
+    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+  } catch (const std::exception&) {
+  }
+  m.graph = convert_graph(mp.graph(), m.opsets, base_dir, nullptr);
+  KESTREL_CHECK(!m.graph.outputs.empty(), "the model's graph has no outputs");
+  return m;
+}
+
+Model load_model_file(const std::string& path) {
+  std::error_code ec;
+  KESTREL_CHECK(std::filesystem::exists(path, ec), "model file '", path, "' does not exist");
+  KESTREL_CHECK(!std::filesystem::is_directory(path, ec), "'", path, "' is a folder, not a model file");
+  std::ifstream f(path, std::ios::binary);
+  KESTREL_CHECK(f, "model file '", path, "' cannot be opened");
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string base = std::filesystem::path(path).parent_path().string();
+  if (base.empty()) base = ".";
+  try {
+    return load_model_bytes(bytes.data(), bytes.size(), base);
+  } catch (const Error& e) {
+    fail("cannot load '", path, "': ", e.what());
+  }
+}
+
+namespace {
+void collect_unsupported(const ir::Graph& g, std::vector<std::string>& out) {
+  for (const ir::Node& n : g.nodes) {
+    if (!ops::find_op(n.domain, n.op_type, n.opset))
+      out.push_back(n.where() + ", domain '" + (n.domain.empty() ? "ai.onnx" : n.domain) + "', opset " +
+                    std::to_string(n.opset) + ": " + ops::why_unsupported(n.domain, n.op_type, n.opset));
+    for (const auto& [k, a] : n.attrs)
+      if (a.g) collect_unsupported(*a.g, out);
+  }
+}
+}  // namespace
+
+std::vector<std::string> unsupported_nodes(const ir::Graph& g) {
+  std::vector<std::string> out;
+  collect_unsupported(g, out);
+  return out;
+}
+
+void validate_supported(const ir::Graph& g) {
+  auto bad = unsupported_nodes(g);
+  if (bad.empty()) return;
+  std::string msg = std::to_string(bad.size()) + " node(s) cannot run on Kestrel:";
+  for (const auto& b : bad) msg += "\n  " + b;
+  fail(msg);
+}
+
+}  // namespace kestrel::onnx_io

@@ -1,0 +1,83 @@
+// How an op is defined: one file per op in src/ops/, holding its reference
+// kernel, which also computes its output shapes from the actual inputs (so
+// shapes resolve at run time), and a static registration:
+//
+//   static void run_relu(KernelContext& ctx) { ... }
+//   KESTREL_OP(Relu, {.run = run_relu});
+//
+// There is no central list to edit.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace kestrel::ops {
+
+// What a kernel sees: the node, its inputs, and where to put its outputs.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+  explicit KernelContext(const ir::Node& n) : node(n) {}
+
+  const ir::Node& node;
+
+  int num_inputs() const { return int(node.inputs.size()); }
+  // False for an omitted optional input (empty name) or one past the end.
+  virtual bool has_input(int i) const = 0;
+  // Throws an Error naming the node when input i is absent.
+  virtual const Tensor& input(int i) const = 0;
+  int num_outputs() const { return int(node.outputs.size()); }
+  bool wants_output(int i) const { return i < num_outputs() && node.outputs[size_t(i)] >= 0; }
+  // Allocates output i; an output the model does not use is still allocated
+  // (and dropped) so kernels need not special-case it.
+  virtual Tensor& output(int i, DType dtype, Shape shape) = 0;
+  // Hands over an already computed tensor (aliasing is fine: tensors are immutable once set).
+  virtual void set_output(int i, Tensor t) = 0;
+  // Threads this run may use.
+  virtual int threads() const = 0;
+  // Runs a subgraph (an If branch, a Loop body) with these inputs. Names the
+  // subgraph reads but does not define resolve in the scope of this node.
+  virtual std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) = 0;
+
+  // Throws an Error prefixed with the node (`where()`).
+  template <typename... A>
+  [[noreturn]] void fail(const A&... parts) const { ::kestrel::fail(node.where(), ": ", parts...); }
+};
+
+using KernelFn = void (*)(KernelContext&);
+
+struct OpDef {
+  std::string name;
+  std::string domain;  // "" is the default ONNX domain
+  int min_opset = 1;   // first opset version whose semantics the kernel implements
+  int max_opset = 21;
+  KernelFn run = nullptr;
+  // When false, float16/bfloat16 inputs are widened to float32 before the
+  // kernel runs and float32 outputs are rounded back: one rounding per op, as
+  // a half-precision kernel with float32 accumulation would give.
+  bool half_native = false;
+};
+
+// Returns true so it can initialise a static.
+bool register_op(OpDef def);
+// nullptr when no kernel handles (domain, op) at this opset.
+const OpDef* find_op(const std::string& domain, const std::string& op, int opset);
+// Why find_op failed, for the validation report ("unknown op", "opset 5 not supported (7..21)").
+std::string why_unsupported(const std::string& domain, const std::string& op, int opset);
+// Every registered op, sorted by name (for reports).
+std::vector<const OpDef*> all_ops();
+
+#define KESTREL_OP_CAT2(a, b) a##b
+#define KESTREL_OP_CAT(a, b) KESTREL_OP_CAT2(a, b)
+// KESTREL_OP(Name, {designated initializers of OpDef without .name})
+#define KESTREL_OP(NAME, ...)                                                         \
+  static const bool KESTREL_OP_CAT(kestrel_registered_, __LINE__) = [] {              \
+    ::kestrel::ops::OpDef d __VA_ARGS__;                                             \
+    d.name = #NAME;                                                                   \
+    return ::kestrel::ops::register_op(d);                                            \
+  }()
+
+}  // namespace kestrel::ops

@@ -1,0 +1,115 @@
+#include "runtime/session.h"
+
+#include <chrono>
+#include <thread>
+
+#include "backends/backend.h"
+#include "onnx/loader.h"
+
+namespace kestrel {
+
+std::string TensorInfo::shape_str() const {
+  if (!shape) return "?";
+  std::string s = "[";
+  for (size_t i = 0; i < shape->size(); ++i) {
+    const ir::Dim& d = (*shape)[i];
+    s += (i ? "," : "") + (d.known() ? std::to_string(d.value) : (d.symbol.empty() ? "?" : d.symbol));
+  }
+  return s + "]";
+}
+
+namespace {
+TensorInfo info_of(const ir::Graph& g, int id) {
+  const ir::Value& v = g.values[size_t(id)];
+  return TensorInfo{v.name, v.dtype, v.shape};
+}
+}  // namespace
+
+std::unique_ptr<Session> Session::load(const std::string& path, const SessionOptions& opts) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::make_unique<onnx_io::Model>(onnx_io::load_model_file(path));
+  s->init(opts);
+  return s;
+}
+
+std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, const SessionOptions& opts) {
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::make_unique<onnx_io::Model>(onnx_io::load_model_bytes(data, size, ""));
+  s->init(opts);
+  return s;
+}
+
+Session::~Session() = default;
+
+void Session::init(const SessionOptions& opts) {
+  const ir::Graph& g = model_->graph;
+  onnx_io::validate_supported(g);
+  KESTREL_CHECK(opts.backend == "auto" || opts.backend == "cpu", "unknown backend '", opts.backend,
+                "' (this build has: auto, cpu)");
+  backend_ = backends::make_cpu_backend();
+  backend_name_ = backend_->name();
+  compiled_ = backend_->compile(g);
+  threads_ = opts.threads > 0 ? opts.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  for (int id : g.inputs) inputs_.push_back(info_of(g, id));
+  for (int id : g.outputs) outputs_.push_back(info_of(g, id));
+}
+
+std::vector<Tensor> Session::bind(const std::map<std::string, Tensor>& given) const {
+  for (const auto& [name, t] : given) {
+    bool known = false;
+    for (const auto& in : inputs_) known |= in.name == name;
+    if (!known) {
+      std::string names;
+      for (const auto& in : inputs_) names += (names.empty() ? "" : ", ") + in.name;
+      fail("unknown input '", name, "'; the model's inputs are: ", names);
+    }
+  }
+  std::map<std::string, int64_t> symbols;  // a symbolic dim must take one size across inputs
+  std::vector<Tensor> bound;
+  for (const auto& in : inputs_) {
+    auto it = given.find(in.name);
+    KESTREL_CHECK(it != given.end(), "missing input '", in.name, "' (", dtype_name(in.dtype), " ", in.shape_str(), ")");
+    const Tensor& t = it->second;
+    KESTREL_CHECK(t.defined(), "input '", in.name, "' is an empty tensor handle");
+    KESTREL_CHECK(in.dtype == DType::Undefined || t.dtype() == in.dtype, "input '", in.name, "' must be ",
+                  dtype_name(in.dtype), ", got ", dtype_name(t.dtype()));
+    if (in.shape) {
+      const auto& dims = *in.shape;
+      KESTREL_CHECK(t.rank() == int(dims.size()), "input '", in.name, "' must have rank ", dims.size(), " ",
+                    in.shape_str(), ", got shape ", kestrel::shape_str(t.shape()));
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d].known()) {
+          KESTREL_CHECK(t.shape()[d] == dims[d].value, "input '", in.name, "' dimension ", d, " must be ",
+                        dims[d].value, " ", in.shape_str(), ", got shape ", kestrel::shape_str(t.shape()));
+        } else if (!dims[d].symbol.empty()) {
+          auto [s, fresh] = symbols.emplace(dims[d].symbol, t.shape()[d]);
+          KESTREL_CHECK(fresh || s->second == t.shape()[d], "input '", in.name, "' dimension ", d, " ('",
+                        dims[d].symbol, "') is ", t.shape()[d], " but another input set '", dims[d].symbol, "' to ",
+                        s->second);
+        }
+      }
+    }
+    bound.push_back(t);
+  }
+  return bound;
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
+  auto t0 = std::chrono::steady_clock::now();
+  backends::RunOptions ro;
+  ro.threads = threads_;
+  auto out = compiled_->run(bind(inputs), ro);
+  if (stats) stats->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+std::vector<Tensor> Session::run_traced(const std::map<std::string, Tensor>& inputs,
+                                        void (*on_node)(void*, const ir::Node&, double), void* user) const {
+  backends::RunOptions ro;
+  ro.threads = threads_;
+  ro.on_node = on_node;
+  ro.user = user;
+  return compiled_->run(bind(inputs), ro);
+}
+
+}  // namespace kestrel

@@ -1,0 +1,68 @@
+// The public C++ API: load a model once, then run it (from any number of
+// threads at once) with named tensors.
+//
+//   auto s = kestrel::Session::load("model.onnx");
+//   auto out = s->run({{"images", tensor}});
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace kestrel {
+
+namespace onnx_io { struct Model; }
+namespace backends { class Backend; class CompiledGraph; }
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::Undefined;
+  std::optional<std::vector<ir::Dim>> shape;  // nullopt: unknown rank
+  std::string shape_str() const;               // "[batch,3,224,224]"
+};
+
+struct SessionOptions {
+  std::string backend = "auto";  // auto | cpu
+  int threads = 0;               // 0: all hardware threads
+};
+
+struct RunStats {
+  double ms = 0;  // wall time of the run
+};
+
+class Session {
+ public:
+  static std::unique_ptr<Session> load(const std::string& path, const SessionOptions& opts = {});
+  static std::unique_ptr<Session> load_bytes(const void* data, size_t size, const SessionOptions& opts = {});
+  ~Session();
+
+  const std::vector<TensorInfo>& inputs() const { return inputs_; }
+  const std::vector<TensorInfo>& outputs() const { return outputs_; }
+  const onnx_io::Model& model() const { return *model_; }
+  const std::string& backend_name() const { return backend_name_; }
+  int threads() const { return threads_; }
+
+  // Runs with every model input given by name. Returns outputs in the model's
+  // order. Throws Error on an unknown, missing or mistyped input.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
+  // Same, but each node's wall time is reported to `on_node` (for tracing).
+  std::vector<Tensor> run_traced(const std::map<std::string, Tensor>& inputs,
+                                 void (*on_node)(void*, const ir::Node&, double), void* user) const;
+
+ private:
+  Session() = default;
+  void init(const SessionOptions& opts);
+  std::vector<Tensor> bind(const std::map<std::string, Tensor>& inputs) const;
+
+  std::unique_ptr<onnx_io::Model> model_;
+  std::unique_ptr<backends::Backend> backend_;
+  std::unique_ptr<backends::CompiledGraph> compiled_;
+  std::vector<TensorInfo> inputs_, outputs_;
+  std::string backend_name_;
+  int threads_ = 1;
+};
+
+}  // namespace kestrel

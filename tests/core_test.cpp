@@ -1,0 +1,32 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+
+using namespace kestrel;
+
+TEST(DType, HalfRoundTripsEveryFiniteValue) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00) == 0x7c00) continue;  // inf/nan
+    float f = half_to_float(uint16_t(h));
+    EXPECT_EQ(float_to_half(f), uint16_t(h)) << "half bits " << h;
+  }
+}
+
+TEST(DType, HalfRoundsToNearestEven) {
+  EXPECT_EQ(half_to_float(float_to_half(1.0f + 1.0f / 4096)), 1.0f);  // exactly halfway below: even
+  EXPECT_EQ(float_to_half(65520.0f), 0x7c00);                          // rounds to inf
+  EXPECT_EQ(float_to_half(1e-8f), 0);
+  EXPECT_TRUE(std::isnan(half_to_float(float_to_half(NAN))));
+}
+
+TEST(Tensor, CastFloatToIntTruncatesAndReshapeShares) {
+  Tensor t = Tensor::from_f32({2, 2}, {1.7f, -1.7f, 3.0f, 0.2f});
+  Tensor i = t.cast(DType::Int64);
+  EXPECT_EQ(i.to_i64(), (std::vector<int64_t>{1, -1, 3, 0}));
+  Tensor r = t.reshaped({4});
+  EXPECT_EQ(r.raw(), t.raw());
+  EXPECT_THROW(t.reshaped({3}), Error);
+}
