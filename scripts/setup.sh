@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything Kestrel needs to build and test on Debian 12 (run as root,
+# or with sudo available). Idempotent: quick when everything is present.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+pkgs=(build-essential cmake pkg-config
+      libprotobuf-dev protobuf-compiler libonnx-dev   # model loading: ONNX's own proto + shape inference
+      libopenblas-dev                                 # SGEMM behind Conv/MatMul/Gemm
+      libgtest-dev                                    # tests
+      libonnx-testdata                                # ONNX's backend test suite
+      libstb-dev                                      # JPEG/PNG read and write for the demos
+      clang libclang-rt-14-dev                        # libFuzzer + AddressSanitizer for the loader fuzzer
+      nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# A node from elsewhere (e.g. /usr/local) is fine: skip Debian's.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  missing=("${missing[@]/nodejs}"); missing=("${missing[@]/npm}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# ONNX Runtime's CPU EP, driven from tools/ort_reference.js.
+if [ ! -f "$top/.deps/npm/node_modules/onnxruntime-node/package.json" ]; then
+  echo "setup: installing onnxruntime-node@1.30.0 into .deps/npm" >&2
+  mkdir -p "$top/.deps/npm"
+  (cd "$top/.deps/npm" && [ -f package.json ] || echo '{"name":"kestrel-deps","private":true}' > package.json)
+  npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$top/.deps/npm" onnxruntime-node@1.30.0
+fi
