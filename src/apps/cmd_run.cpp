@@ -10,10 +10,16 @@
 namespace kestrel::cli {
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--threads", "--dim", "--seed"}, {});
+  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--threads", "--dim", "--seed", "--save-inputs"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "run expects one MODEL argument");
   auto s = Session::load(a.positional[0], session_options(a));
   auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
+  if (std::string dir = a.get("--save-inputs", ""); !dir.empty()) {
+    // Lets other tools (ONNX Runtime, benchmarks) run on exactly these inputs.
+    std::filesystem::create_directories(dir);
+    for (size_t i = 0; i < s->inputs().size(); ++i)
+      write_npy(dir + "/" + std::to_string(i) + ".npy", inputs.at(s->inputs()[i].name));
+  }
   RunStats st;
   auto outs = s->run(inputs, &st);
   for (size_t i = 0; i < outs.size(); ++i)
