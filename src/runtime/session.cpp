@@ -5,6 +5,7 @@
 
 #include "backends/backend.h"
 #include "onnx/loader.h"
+#include "passes/passes.h"
 
 namespace kestrel {
 
@@ -42,8 +43,9 @@ std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, cons
 Session::~Session() = default;
 
 void Session::init(const SessionOptions& opts) {
+  onnx_io::validate_supported(model_->graph);
+  passes::run_default_passes(model_->graph);
   const ir::Graph& g = model_->graph;
-  onnx_io::validate_supported(g);
   KESTREL_CHECK(opts.backend == "auto" || opts.backend == "cpu", "unknown backend '", opts.backend,
                 "' (this build has: auto, cpu)");
   backend_ = backends::make_cpu_backend();

@@ -1,0 +1,17 @@
+// Load-time graph rewrites, run once per Session before the backend compiles.
+// Each pass lives in its own file and keeps the graph's results unchanged.
+#pragma once
+#include "ir/graph.h"
+
+namespace kestrel::passes {
+
+// Evaluates, once at load, every node whose inputs are all constants
+// (initializers or Constant nodes), and Shape/Size of tensors whose shape is
+// exactly known (initializers, graph inputs with fixed dims). The results
+// become initializers and the nodes disappear. Returns the number folded.
+int fold_constants(ir::Graph& g);
+
+// The passes Kestrel runs by default, in order.
+void run_default_passes(ir::Graph& g);
+
+}  // namespace kestrel::passes
