@@ -49,8 +49,9 @@ void row(Kind k, const T* x, T* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] *= inv;
   } else {
     for (int64_t i = 0; i < n; ++i) sum += std::exp(double(x[i] - m));
-    T shift = T(double(m) + std::log(sum));
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+    // (x - m) - log(sum), not x - (m + log(sum)): the latter loses log(sum) next to a huge m.
+    T ls = T(std::log(sum));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - ls;
   }
 }
 
@@ -77,11 +78,11 @@ void block(Kind k, const T* x, T* y, int64_t n, int64_t inner) {
       sum[size_t(i)] += double(e);
     }
   for (int64_t i = 0; i < inner; ++i)
-    sum[size_t(i)] = k == Kind::Soft ? 1.0 / sum[size_t(i)] : double(m[size_t(i)]) + std::log(sum[size_t(i)]);
+    sum[size_t(i)] = k == Kind::Soft ? 1.0 / sum[size_t(i)] : std::log(sum[size_t(i)]);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t i = 0; i < inner; ++i) {
       T& o = y[r * inner + i];
-      o = k == Kind::Soft ? T(o * sum[size_t(i)]) : T(x[r * inner + i] - sum[size_t(i)]);
+      o = k == Kind::Soft ? T(o * sum[size_t(i)]) : T((x[r * inner + i] - m[size_t(i)]) - sum[size_t(i)]);
     }
 }
 
