@@ -203,3 +203,34 @@ TEST(BatchNormalization, TrainingModeIsRefused) {
   Tensor p = Tensor::from_f32({2}, {1, 1});
   EXPECT_THROW(OneNode("BatchNormalization", 15).attr_i("training_mode", 1).run({x, p, p, p, p}), Error);
 }
+
+TEST(LSTM, ReverseEqualsForwardOnReversedSequenceAndHonoursLengths) {
+  const int64_t seq = 3, batch = 2, in = 3, hs = 4;
+  std::vector<float> xv = random_floats(size_t(seq * batch * in), 21);
+  Tensor w = Tensor::from_f32({1, 4 * hs, in}, random_floats(size_t(4 * hs * in), 22));
+  Tensor r = Tensor::from_f32({1, 4 * hs, hs}, random_floats(size_t(4 * hs * hs), 23));
+  Tensor b = Tensor::from_f32({1, 8 * hs}, random_floats(size_t(8 * hs), 24));
+  Tensor lens(DType::Int32, {batch});
+  lens.data<int32_t>()[0] = 3;
+  lens.data<int32_t>()[1] = 2;
+  // Sequence 1 has length 2: reversed, it reads steps 1 then 0.
+  std::vector<float> rev(xv.size());
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t bb = 0; bb < batch; ++bb) {
+      int64_t len = bb == 0 ? 3 : 2;
+      int64_t src = t < len ? len - 1 - t : t;
+      for (int64_t i = 0; i < in; ++i) rev[size_t((t * batch + bb) * in + i)] = xv[size_t((src * batch + bb) * in + i)];
+    }
+  auto run = [&](const std::string& dir, const std::vector<float>& x) {
+    return OneNode("LSTM", 14)
+        .attr_i("hidden_size", hs)
+        .attr_s("direction", dir)
+        .run({Tensor::from_f32({seq, batch, in}, x), w, r, b, lens}, 3);
+  };
+  std::vector<Tensor> fwd = run("forward", rev), bwd = run("reverse", xv);
+  std::vector<float> hf = fwd[1].to_f32(), hb = bwd[1].to_f32();
+  for (size_t i = 0; i < hf.size(); ++i) EXPECT_NEAR(hf[i], hb[i], 1e-5) << "Y_h element " << i;
+  // Past its length a sequence's Y is zero.
+  std::vector<float> y = fwd[0].to_f32();
+  for (int64_t j = 0; j < hs; ++j) EXPECT_EQ(y[size_t(((2 * 1 + 0) * batch + 1) * hs + j)], 0.0f);
+}
