@@ -1,0 +1,150 @@
+// QuantizeLinear, DequantizeLinear (per tensor, per axis, per block) and
+// DynamicQuantizeLinear. Rounding is half-to-even and results saturate to the
+// integer type's range, as ONNX specifies.
+#include <cmath>
+#include <limits>
+
+#include "ops/common.h"
+
+namespace kestrel::ops {
+namespace {
+
+// Which scale/zero-point value element i of x uses: one for the tensor, one
+// per index along `axis`, or one per block of `block` indices along it.
+struct ParamMap {
+  int64_t inner = 1;   // elements after the axis
+  int64_t dim = 1;     // x's size along the axis
+  int64_t block = 0;   // 0: per axis (or per tensor when count == 1)
+  int64_t count = 1;   // parameter values along the axis
+  int64_t at(int64_t i) const {
+    if (count == 1 && block == 0) return 0;
+    int64_t a = (i / inner) % dim;
+    if (block == 0) return a;
+    int64_t outer = i / (inner * dim), in = i % inner;
+    return (outer * count + a / block) * inner + in;
+  }
+};
+
+ParamMap param_map(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
+  ParamMap m;
+  int64_t block = ctx.node.attr_i("block_size", 0);
+  if (scale.numel() == 1 && scale.rank() <= 1 && block == 0) return m;
+  int axis = normalize_axis(ctx, ctx.node.attr_i("axis", 1), x.rank());
+  m.dim = x.dim(axis);
+  for (int i = axis + 1; i < x.rank(); ++i) m.inner *= x.dim(i);
+  if (block > 0) {
+    // Blocked (opset 21): scale has x's shape with the axis divided into blocks.
+    Shape want = x.shape();
+    want[size_t(axis)] = (m.dim + block - 1) / block;
+    if (scale.shape() != want)
+      ctx.fail("scale has shape ", shape_str(scale.shape()), "; block_size ", block, " on axis ", axis, " of x ",
+               shape_str(x.shape()), " needs ", shape_str(want));
+    m.block = block;
+    m.count = want[size_t(axis)];
+    return m;
+  }
+  if (scale.rank() != 1 || scale.numel() != m.dim)
+    ctx.fail("per-axis scale has shape ", shape_str(scale.shape()), " but x ", shape_str(x.shape()), " has ", m.dim,
+             " entries along axis ", axis);
+  m.count = m.dim;
+  return m;
+}
+
+template <typename Q>
+Q saturate_round(float v) {
+  double r = std::nearbyint(double(v));  // the default rounding mode: half to even
+  r = std::clamp(r, double(std::numeric_limits<Q>::lowest()), double(std::numeric_limits<Q>::max()));
+  return Q(r);
+}
+
+template <typename F>
+void dispatch_quant(const KernelContext& ctx, DType t, F&& f) {
+  switch (t) {
+    case DType::Int8: f(static_cast<int8_t*>(nullptr)); break;
+    case DType::UInt8: f(static_cast<uint8_t*>(nullptr)); break;
+    case DType::Int16: f(static_cast<int16_t*>(nullptr)); break;
+    case DType::UInt16: f(static_cast<uint16_t*>(nullptr)); break;
+    case DType::Int32: f(static_cast<int32_t*>(nullptr)); break;
+    default: ctx.fail("quantized type ", dtype_name(t), " is not supported");
+  }
+}
+
+void check_zero_point(const KernelContext& ctx, const Tensor& scale, const Tensor& zp) {
+  if (zp.shape() != scale.shape())
+    ctx.fail("zero point shape ", shape_str(zp.shape()), " differs from scale shape ", shape_str(scale.shape()));
+}
+
+void run_quantize(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  ParamMap m = param_map(ctx, x, scale);
+  DType qt = DType::UInt8;
+  if (ctx.has_input(2)) {
+    check_zero_point(ctx, scale, ctx.input(2));
+    qt = ctx.input(2).dtype();
+  } else if (int64_t od = ctx.node.attr_i("output_dtype", 0)) {
+    qt = DType(od);
+  }
+  std::vector<float> xs = x.to_f32(), sc = scale.to_f32();
+  std::vector<int64_t> zp = ctx.has_input(2) ? ctx.input(2).to_i64() : std::vector<int64_t>(sc.size(), 0);
+  Tensor& y = ctx.output(0, qt, x.shape());
+  dispatch_quant(ctx, qt, [&](auto* tag) {
+    using Q = std::remove_pointer_t<decltype(tag)>;
+    Q* out = y.data<Q>();
+    parallel_for(ctx, x.numel(), 1 << 16, [&](int64_t i) {
+      int64_t p = m.at(i);
+      out[i] = saturate_round<Q>(float(std::nearbyint(xs[size_t(i)] / sc[size_t(p)]) + double(zp[size_t(p)])));
+    });
+  });
+}
+
+void run_dequantize(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  ParamMap m = param_map(ctx, x, scale);
+  if (ctx.has_input(2)) {
+    check_zero_point(ctx, scale, ctx.input(2));
+    if (ctx.input(2).dtype() != x.dtype())
+      ctx.fail("zero point type ", dtype_name(ctx.input(2).dtype()), " differs from x type ", dtype_name(x.dtype()));
+  }
+  std::vector<float> sc = scale.to_f32();
+  std::vector<int64_t> zp = ctx.has_input(2) ? ctx.input(2).to_i64() : std::vector<int64_t>(sc.size(), 0);
+  Tensor& y = ctx.output(0, DType::Float32, x.shape());
+  float* out = y.data<float>();
+  dispatch_quant(ctx, x.dtype(), [&](auto* tag) {
+    using Q = std::remove_pointer_t<decltype(tag)>;
+    const Q* in = x.data<Q>();
+    parallel_for(ctx, x.numel(), 1 << 16, [&](int64_t i) {
+      int64_t p = m.at(i);
+      out[i] = float(double(int64_t(in[i]) - zp[size_t(p)]) * sc[size_t(p)]);
+    });
+  });
+}
+
+void run_dynamic_quantize(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() != DType::Float32) ctx.fail("x must be float, got ", dtype_name(x.dtype()));
+  const float* xp = x.data<float>();
+  int64_t n = x.numel();
+  // The range always includes 0 so that 0 is exactly representable.
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < n; ++i) lo = std::min(lo, xp[i]), hi = std::max(hi, xp[i]);
+  float scale = (hi - lo) / 255.0f;
+  uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(0.0f - lo / scale);
+  Tensor& y = ctx.output(0, DType::UInt8, x.shape());
+  uint8_t* out = y.data<uint8_t>();
+  parallel_for(ctx, n, 1 << 16, [&](int64_t i) {
+    out[i] = scale == 0 ? zp : saturate_round<uint8_t>(std::nearbyint(xp[i] / scale) + float(zp));
+  });
+  ctx.set_output(1, Tensor::scalar_f32(scale));
+  Tensor& z = ctx.output(2, DType::UInt8, {});
+  *z.data<uint8_t>() = zp;
+}
+
+}  // namespace
+
+KESTREL_OP(QuantizeLinear, {.min_opset = 10, .run = run_quantize});
+KESTREL_OP(DequantizeLinear, {.min_opset = 10, .run = run_dequantize});
+KESTREL_OP(DynamicQuantizeLinear, {.min_opset = 11, .run = run_dynamic_quantize});
+
+}  // namespace kestrel::ops

@@ -1,0 +1,236 @@
+// Checks of the normalization, softmax, reduction, resize and quantization
+// kernels that ONNX's backend suite does not make.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "backends/cpu/executor.h"
+
+using namespace kestrel;
+
+namespace {
+
+// Runs a single-node graph: inputs are bound in order, unnamed outputs come back in order.
+struct OneNode {
+  ir::Graph g;
+  ir::Node node;
+  OneNode(const std::string& op, int opset) {
+    node.name = "n0";
+    node.op_type = op;
+    node.opset = opset;
+  }
+  OneNode& attr_i(const std::string& k, int64_t v) {
+    node.attrs[k].kind = ir::Attribute::Kind::Int;
+    node.attrs[k].i = v;
+    return *this;
+  }
+  OneNode& attr_f(const std::string& k, float v) {
+    node.attrs[k].kind = ir::Attribute::Kind::Float;
+    node.attrs[k].f = v;
+    return *this;
+  }
+  OneNode& attr_s(const std::string& k, const std::string& v) {
+    node.attrs[k].kind = ir::Attribute::Kind::String;
+    node.attrs[k].s = v;
+    return *this;
+  }
+  // An empty tensor stands for an omitted optional input.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, int outputs = 1) {
+    std::vector<Tensor> bound;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].defined()) {
+        node.inputs.push_back(-1);
+        continue;
+      }
+      int v = g.add_value("in" + std::to_string(i));
+      node.inputs.push_back(v);
+      g.inputs.push_back(v);
+      bound.push_back(inputs[i]);
+    }
+    for (int i = 0; i < outputs; ++i) {
+      int v = g.add_value("out" + std::to_string(i));
+      node.outputs.push_back(v);
+      g.outputs.push_back(v);
+    }
+    g.nodes.push_back(node);
+    backends::cpu::Plan plan = backends::cpu::Plan::build(g);
+    backends::RunOptions opts;
+    opts.threads = 2;
+    return backends::cpu::execute(plan, bound, nullptr, opts);
+  }
+};
+
+std::vector<float> random_floats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-3.0f, 3.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+}  // namespace
+
+TEST(Softmax, RowWithMinusInfAndHugeValuesStaysFinite) {
+  Tensor x = Tensor::from_f32({2, 4}, {-INFINITY, 1e30f, 1e30f, -INFINITY, 3e38f, -3e38f, 0.0f, -INFINITY});
+  std::vector<float> y = OneNode("Softmax", 13).run({x})[0].to_f32();
+  std::vector<float> want = {0, 0.5f, 0.5f, 0, 1, 0, 0, 0};
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-6) << "element " << i;
+
+  std::vector<float> ls = OneNode("LogSoftmax", 13).run({x})[0].to_f32();
+  EXPECT_NEAR(ls[1], -std::log(2.0f), 1e-6);
+  EXPECT_EQ(ls[0], -INFINITY);
+  EXPECT_NEAR(ls[4], 0.0f, 1e-6);
+  EXPECT_NEAR(ls[6], -3e38f, 1e32f);
+}
+
+TEST(Softmax, Opset11FlattensFromAxisOpset13DoesNot) {
+  Tensor x = Tensor::from_f32({1, 2, 2}, {0, 0, 0, 0});
+  // Opset 11, axis 1: one row of 4 elements. Opset 13, axis 1: columns of 2.
+  for (float v : OneNode("Softmax", 11).attr_i("axis", 1).run({x})[0].to_f32()) EXPECT_NEAR(v, 0.25f, 1e-7);
+  for (float v : OneNode("Softmax", 13).attr_i("axis", 1).run({x})[0].to_f32()) EXPECT_NEAR(v, 0.5f, 1e-7);
+}
+
+TEST(LayerNormalization, OddWidthsMatchDoublePrecision) {
+  for (int64_t width : {1, 3, 7, 33, 129}) {
+    const int64_t rows = 5;
+    std::vector<float> xs = random_floats(size_t(rows * width), unsigned(width));
+    for (float& v : xs) v += 1000.0f;  // a large mean exposes one-pass variance
+    std::vector<float> sc = random_floats(size_t(width), 7), bs = random_floats(size_t(width), 8);
+    std::vector<Tensor> out = OneNode("LayerNormalization", 17)
+                                  .attr_f("epsilon", 1e-5f)
+                                  .run({Tensor::from_f32({rows, width}, xs), Tensor::from_f32({width}, sc),
+                                        Tensor::from_f32({width}, bs)},
+                                       3);
+    ASSERT_EQ(out[1].shape(), (Shape{rows, 1}));
+    std::vector<float> y = out[0].to_f32();
+    for (int64_t r = 0; r < rows; ++r) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < width; ++i) mean += xs[size_t(r * width + i)];
+      mean /= double(width);
+      for (int64_t i = 0; i < width; ++i) var += std::pow(xs[size_t(r * width + i)] - mean, 2);
+      double inv = 1 / std::sqrt(var / double(width) + 1e-5);
+      EXPECT_NEAR(out[1].to_f32()[size_t(r)], mean, 1e-3);
+      EXPECT_NEAR(out[2].to_f32()[size_t(r)], inv, 1e-3 * inv);
+      for (int64_t i = 0; i < width; ++i) {
+        double want = (xs[size_t(r * width + i)] - mean) * inv * sc[size_t(i)] + bs[size_t(i)];
+        EXPECT_NEAR(y[size_t(r * width + i)], want, 2e-3) << "width " << width << " row " << r << " col " << i;
+      }
+    }
+  }
+}
+
+TEST(ReduceSum, FloatAccumulatesWithoutLosingSmallTerms) {
+  // 1e8 + 1000 ones - 1e8: a float32 running sum gives 0.
+  std::vector<float> v(1002, 1.0f);
+  v.front() = 1e8f;
+  v.back() = -1e8f;
+  Tensor y = OneNode("ReduceSum", 13).attr_i("keepdims", 0).run({Tensor::from_f32({1002}, v)})[0];
+  EXPECT_EQ(y.shape(), Shape{});
+  EXPECT_EQ(y.to_f32()[0], 1000.0f);
+}
+
+TEST(Reduce, MiddleAxisAndAxesAttributeBeforeOpset18) {
+  std::vector<float> v = random_floats(2 * 3 * 4, 3);
+  Tensor x = Tensor::from_f32({2, 3, 4}, v);
+  OneNode op("ReduceMax", 13);
+  op.node.attrs["axes"].kind = ir::Attribute::Kind::Ints;
+  op.node.attrs["axes"].ints = {1};
+  Tensor y = op.run({x})[0];
+  ASSERT_EQ(y.shape(), (Shape{2, 1, 4}));
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 4; ++c) {
+      float m = -INFINITY;
+      for (int b = 0; b < 3; ++b) m = std::max(m, v[size_t((a * 3 + b) * 4 + c)]);
+      EXPECT_EQ(y.to_f32()[size_t(a * 4 + c)], m);
+    }
+}
+
+TEST(Resize, BilinearFastPathMatchesGenericPath) {
+  // A 4-D NCHW input takes the one-pass bilinear kernel; the same data with a
+  // leading unit axis takes the separable generic path.
+  for (std::string ctm : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+    for (float s : {2.0f, 0.5f, 1.7f}) {
+      std::vector<float> v = random_floats(2 * 3 * 5 * 6, 11);
+      Tensor x4 = Tensor::from_f32({2, 3, 5, 6}, v), x5 = Tensor::from_f32({1, 2, 3, 5, 6}, v);
+      Tensor y4 = OneNode("Resize", 13)
+                      .attr_s("mode", "linear")
+                      .attr_s("coordinate_transformation_mode", ctm)
+                      .run({x4, Tensor(), Tensor::from_f32({4}, {1, 1, s, s})})[0];
+      Tensor y5 = OneNode("Resize", 13)
+                      .attr_s("mode", "linear")
+                      .attr_s("coordinate_transformation_mode", ctm)
+                      .run({x5, Tensor(), Tensor::from_f32({5}, {1, 1, 1, s, s})})[0];
+      ASSERT_EQ(shape_numel(y4.shape()), shape_numel(y5.shape()));
+      std::vector<float> a = y4.to_f32(), b = y5.to_f32();
+      for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5) << ctm << " scale " << s << " element " << i;
+    }
+  }
+}
+
+TEST(Resize, NearestTwoXOfNchw) {
+  Tensor x = Tensor::from_f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor y = OneNode("Resize", 13)
+                 .attr_s("mode", "nearest")
+                 .run({x, Tensor(), Tensor::from_f32({4}, {1, 1, 2, 2})})[0];
+  EXPECT_EQ(y.to_f32(), (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+}
+
+TEST(DequantizeLinear, PerAxisScaleOfWrongLengthNamesTheNode) {
+  Tensor x(DType::UInt8, {2, 3});
+  Tensor scale = Tensor::from_f32({2}, {0.5f, 0.25f});  // axis 1 has 3 entries
+  try {
+    OneNode("DequantizeLinear", 13).attr_i("axis", 1).run({x, scale});
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("'n0'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("[2]"), std::string::npos) << msg;
+  }
+}
+
+TEST(DynamicQuantizeLinear, RoundsHalfToEven) {
+  // Range [0, 255] gives scale 1 and zero point 0; 2.5 -> 2, 3.5 -> 4.
+  Tensor x = Tensor::from_f32({4}, {0.0f, 2.5f, 3.5f, 255.0f});
+  std::vector<Tensor> out = OneNode("DynamicQuantizeLinear", 11).run({x}, 3);
+  EXPECT_EQ(out[0].to_i64(), (std::vector<int64_t>{0, 2, 4, 255}));
+  EXPECT_EQ(out[1].to_f32()[0], 1.0f);
+  EXPECT_EQ(out[2].to_i64()[0], 0);
+}
+
+TEST(BatchNormalization, TrainingModeIsRefused) {
+  Tensor x = Tensor::from_f32({1, 2}, {1, 2});
+  Tensor p = Tensor::from_f32({2}, {1, 1});
+  EXPECT_THROW(OneNode("BatchNormalization", 15).attr_i("training_mode", 1).run({x, p, p, p, p}), Error);
+}
+
+TEST(LSTM, ReverseEqualsForwardOnReversedSequenceAndHonoursLengths) {
+  const int64_t seq = 3, batch = 2, in = 3, hs = 4;
+  std::vector<float> xv = random_floats(size_t(seq * batch * in), 21);
+  Tensor w = Tensor::from_f32({1, 4 * hs, in}, random_floats(size_t(4 * hs * in), 22));
+  Tensor r = Tensor::from_f32({1, 4 * hs, hs}, random_floats(size_t(4 * hs * hs), 23));
+  Tensor b = Tensor::from_f32({1, 8 * hs}, random_floats(size_t(8 * hs), 24));
+  Tensor lens(DType::Int32, {batch});
+  lens.data<int32_t>()[0] = 3;
+  lens.data<int32_t>()[1] = 2;
+  // Sequence 1 has length 2: reversed, it reads steps 1 then 0.
+  std::vector<float> rev(xv.size());
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t bb = 0; bb < batch; ++bb) {
+      int64_t len = bb == 0 ? 3 : 2;
+      int64_t src = t < len ? len - 1 - t : t;
+      for (int64_t i = 0; i < in; ++i) rev[size_t((t * batch + bb) * in + i)] = xv[size_t((src * batch + bb) * in + i)];
+    }
+  auto run = [&](const std::string& dir, const std::vector<float>& x) {
+    return OneNode("LSTM", 14)
+        .attr_i("hidden_size", hs)
+        .attr_s("direction", dir)
+        .run({Tensor::from_f32({seq, batch, in}, x), w, r, b, lens}, 3);
+  };
+  std::vector<Tensor> fwd = run("forward", rev), bwd = run("reverse", xv);
+  std::vector<float> hf = fwd[1].to_f32(), hb = bwd[1].to_f32();
+  for (size_t i = 0; i < hf.size(); ++i) EXPECT_NEAR(hf[i], hb[i], 1e-5) << "Y_h element " << i;
+  // Past its length a sequence's Y is zero.
+  std::vector<float> y = fwd[0].to_f32();
+  for (int64_t j = 0; j < hs; ++j) EXPECT_EQ(y[size_t(((2 * 1 + 0) * batch + 1) * hs + j)], 0.0f);
+}
