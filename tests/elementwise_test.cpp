@@ -157,6 +157,18 @@ TEST(Elementwise, FastExpIsAccurateAndSaturates) {
   EXPECT_EQ(ops::ew::fast_exp(-std::numeric_limits<float>::infinity()), 0.0f);
 }
 
+TEST(Elementwise, FastTanhAndErfAreAccurate) {
+  for (float x = -9.0f; x < 9.0f; x += 0.000731f) {
+    EXPECT_NEAR(ops::ew::fast_tanh(x), std::tanh(x), 6e-7f * std::fabs(std::tanh(x)) + 1e-12f) << x;
+    EXPECT_NEAR(ops::ew::fast_erf(x), std::erf(x), 6e-7f * std::fabs(std::erf(x)) + 1e-12f) << x;
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(ops::ew::fast_tanh(nan)));
+  EXPECT_TRUE(std::isnan(ops::ew::fast_erf(nan)));
+  EXPECT_EQ(ops::ew::fast_tanh(-inf), -1.0f);
+  EXPECT_EQ(ops::ew::fast_erf(inf), 1.0f);
+}
+
 TEST(Elementwise, IntegerDivisionByZeroIsDefined) {
   const int32_t mn = std::numeric_limits<int32_t>::min();
   Tensor a = make<int32_t>(DType::Int32, {5}, {7, -7, mn, 5, -7});

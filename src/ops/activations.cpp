@@ -118,7 +118,7 @@ void run_gelu(KernelContext& ctx) {
   if (approx == "none") {
     float_act(ctx, [](auto x) {
       using T = decltype(x);
-      return T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440)));
+      return T(0.5) * x * (T(1) + fast_erf(x * T(0.70710678118654752440)));
     });
   } else if (approx == "tanh") {
     float_act(ctx, [](auto x) {

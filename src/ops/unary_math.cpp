@@ -71,7 +71,7 @@ KESTREL_FLOAT_UNARY(asinh, std::asinh(x))
 KESTREL_FLOAT_UNARY(acosh, std::acosh(x))
 KESTREL_FLOAT_UNARY(atanh, std::atanh(x))
 KESTREL_FLOAT_UNARY(tanh, fast_tanh(x))
-KESTREL_FLOAT_UNARY(erf, std::erf(x))
+KESTREL_FLOAT_UNARY(erf, fast_erf(x))
 #undef KESTREL_FLOAT_UNARY
 
 void run_not(KernelContext& ctx) {
