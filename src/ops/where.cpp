@@ -1,6 +1,6 @@
 // Where: out = cond ? X : Y with three-way broadcasting. Elements are only
-// selected, never computed on, so it runs on raw bytes of the element size
-// and handles every type (float16 included) natively.
+// selected, never computed on, so it runs on unsigned integers of the element
+// size and handles every type (float16 included) natively.
 #include "ops/elementwise.h"
 
 namespace kestrel::ops {
@@ -13,15 +13,31 @@ void select(const KernelContext& ctx, const BroadcastPlan<3>& p, const bool* c, 
   for_each_segment<3>(ctx, p, [&](const std::array<int64_t, 3>& off, int64_t oo, int64_t n,
                                   const std::array<int64_t, 3>& s) {
     const bool* __restrict cc = c + off[0];
+    const uint8_t* __restrict cb = reinterpret_cast<const uint8_t*>(cc);  // bools are bytes of 0 or 1
     const T* __restrict xx = x + off[1];
     const T* __restrict yy = y + off[2];
     T* __restrict d = o + oo;
-    if (s[0] && s[1] && s[2]) {
-      for (int64_t i = 0; i < n; ++i) d[i] = cc[i] ? xx[i] : yy[i];
-    } else {
-      const int64_t sc = s[0], sx = s[1], sy = s[2];
-      for (int64_t i = 0; i < n; ++i) d[i] = cc[i * sc] ? xx[i * sx] : yy[i * sy];
+    if (!s[0]) {  // one condition for the whole row: a copy or a fill
+      const T* src = *cc ? xx : yy;
+      if (*cc ? s[1] : s[2]) std::copy_n(src, n, d);
+      else std::fill_n(d, n, *src);
+      return;
     }
+    // Each of X and Y is either a vector or a scalar along the row.
+    auto run = [&](auto x_vec, auto y_vec) {
+      const T xv = *xx, yv = *yy;
+      for (int64_t i = 0; i < n; ++i) {
+        // Both read and blended through an all-ones/zero mask of T's width, which
+        // vectorizes where a select on the byte-wide bool does not.
+        const T a = x_vec ? xx[i] : xv, b = y_vec ? yy[i] : yv;
+        const T m = T(T(0) - T(cb[i]));
+        d[i] = T((a & m) | (b & T(~m)));
+      }
+    };
+    if (s[1] && s[2]) run(std::true_type(), std::true_type());
+    else if (s[1]) run(std::true_type(), std::false_type());
+    else if (s[2]) run(std::false_type(), std::true_type());
+    else run(std::false_type(), std::false_type());
   });
 }
 
