@@ -71,7 +71,7 @@ void decompose(int64_t row, const Shape& dims, size_t k, std::vector<int64_t>& i
 template <typename E>
 void blocked_transpose(const KernelContext& ctx, const E* src, E* dst, const Shape& d, const std::vector<int64_t>& s,
                        size_t j) {
-  constexpr int64_t T = 32;
+  constexpr int64_t T = 64;
   size_t r = d.size();
   std::vector<int64_t> dst_st = row_strides(d);
   // Outer dims: every dim except j and the last one.
@@ -88,10 +88,19 @@ void blocked_transpose(const KernelContext& ctx, const E* src, E* dst, const Sha
     E* dp = dst + offset_of(o, od, ods, od.size());
     for (int64_t b0 = 0; b0 < nl; b0 += T) {
       int64_t b1 = std::min(b0 + T, nl);
-      for (int64_t a = a0; a < a1; ++a) {
-        const E* srow = sp + a;
-        E* drow = dp + a * dj;
-        for (int64_t b = b0; b < b1; ++b) drow[b] = srow[b * sl];
+      // The inner loop takes the smaller of the two strides.
+      if (sl <= dj) {
+        for (int64_t a = a0; a < a1; ++a) {
+          const E* s = sp + a;
+          E* d = dp + a * dj;
+          for (int64_t b = b0; b < b1; ++b) d[b] = s[b * sl];
+        }
+      } else {
+        for (int64_t b = b0; b < b1; ++b) {
+          const E* s = sp + b * sl;
+          E* d = dp + b;
+          for (int64_t a = a0; a < a1; ++a) d[a * dj] = s[a];
+        }
       }
     }
   });
