@@ -11,6 +11,10 @@ namespace kestrel::passes {
 // become initializers and the nodes disappear. Returns the number folded.
 int fold_constants(ir::Graph& g);
 
+// Moves a Relu/Clip/LeakyRelu/HardSigmoid/Sigmoid that alone reads a Conv's
+// output into that Conv as an epilogue (see ops/epilogue.h). Returns the count.
+int fuse_activations(ir::Graph& g);
+
 // The passes Kestrel runs by default, in order.
 void run_default_passes(ir::Graph& g);
 

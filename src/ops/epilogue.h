@@ -1,0 +1,68 @@
+// An activation fused into the op before it (Conv, Gemm, MatMul), applied to
+// each block of output while it is still in cache. The fusion pass
+// (passes/fuse_activation.cpp) records it on the node as two attributes;
+// kernels that honour them call Epilogue::of(node).apply(...) on their output.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "ir/graph.h"
+
+namespace kestrel::ops {
+
+constexpr const char* kEpilogueAttr = "kestrel.activation";        // string: Relu, Clip, ...
+constexpr const char* kEpilogueParamsAttr = "kestrel.activation_params";  // floats
+
+struct Epilogue {
+  enum class Kind { None, Relu, Clip, LeakyRelu, HardSigmoid, Sigmoid };
+  Kind kind = Kind::None;
+  float a = 0, b = 0;  // Clip: min, max. LeakyRelu: alpha. HardSigmoid: alpha, beta.
+
+  static Kind kind_of(const std::string& op) {
+    if (op == "Relu") return Kind::Relu;
+    if (op == "Clip") return Kind::Clip;
+    if (op == "LeakyRelu") return Kind::LeakyRelu;
+    if (op == "HardSigmoid") return Kind::HardSigmoid;
+    if (op == "Sigmoid") return Kind::Sigmoid;
+    return Kind::None;
+  }
+
+  static Epilogue of(const ir::Node& n) {
+    Epilogue e;
+    const ir::Attribute* k = n.attr(kEpilogueAttr);
+    if (!k) return e;
+    e.kind = kind_of(k->s);
+    std::vector<float> p = n.attr_floats(kEpilogueParamsAttr);
+    if (p.size() > 0) e.a = p[0];
+    if (p.size() > 1) e.b = p[1];
+    return e;
+  }
+
+  // NaN passes through every kind, as in the unfused ops.
+  void apply(float* y, int64_t n) const {
+    switch (kind) {
+      case Kind::None: return;
+      case Kind::Relu:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0 ? 0 : y[i];
+        return;
+      case Kind::Clip:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] < a ? a : (y[i] > b ? b : y[i]);
+        return;
+      case Kind::LeakyRelu:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0 ? y[i] * a : y[i];
+        return;
+      case Kind::HardSigmoid:
+        for (int64_t i = 0; i < n; ++i) {
+          float v = a * y[i] + b;
+          y[i] = v < 0 ? 0 : (v > 1 ? 1 : v);
+        }
+        return;
+      case Kind::Sigmoid:
+        for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-y[i]));
+        return;
+    }
+  }
+};
+
+}  // namespace kestrel::ops
