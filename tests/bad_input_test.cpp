@@ -324,6 +324,41 @@ TEST(BadGraph, DeeplyNestedSubgraphsAreAnErrorNotAStackOverflow) {
   EXPECT_THAT(load_error(m), HasSubstr("protobuf parsing failed"));
 }
 
+TEST(BadGraph, SchemaInvalidNodeDoesNotCrashShapeInference) {
+  // A Scan (opset 9) without its required num_scan_inputs made libonnx's
+  // shape inference dereference null (found by fuzzing). NoSuchOp makes the
+  // load fail the same way whichever kernels exist.
+  auto m = make_model(9);
+  auto* g = m.mutable_graph();
+  add_input(g, "init", {int64_t(2)});
+  add_input(g, "xs", {int64_t(3), int64_t(2)});
+  auto* scan = add_node(g, "Scan", {"init", "xs"}, {"sum", "ys"}, "scan");
+  auto* a = scan->add_attribute();
+  a->set_name("body");
+  a->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = a->mutable_g();
+  body->set_name("body");
+  add_input(body, "s_in", {int64_t(2)});
+  add_input(body, "x", {int64_t(2)});
+  add_node(body, "Identity", {"s_in"}, {"s_out"});
+  add_node(body, "Identity", {"x"}, {"y"});
+  add_output(body, "s_out");
+  add_output(body, "y");
+  add_node(g, "NoSuchOp", {"sum"}, {"out"}, "unknown");
+  add_output(g, "out");
+  add_output(g, "ys");
+  EXPECT_THAT(load_error(m), HasSubstr("node 'unknown' (NoSuchOp)"));
+}
+
+TEST(GoodGraph, ShapeInferenceStillFillsOutputShapes) {
+  auto m = identity_model();  // its output 'y' has no declared type
+  std::string b = bytes_of(m);
+  auto s = Session::load_bytes(b.data(), b.size());
+  ASSERT_EQ(s->outputs().size(), 1u);
+  EXPECT_EQ(s->outputs()[0].dtype, DType::Float32);
+  EXPECT_EQ(s->outputs()[0].shape_str(), "[2,3]");
+}
+
 // ---- Versions ----
 
 TEST(BadVersion, IrVersionTooNew) {

@@ -125,17 +125,18 @@ ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, cons
 // ONNX's inference functions (libonnx 1.12) assume each node already passed
 // its schema's checks and dereference missing attributes or inputs otherwise
 // (a Scan without num_scan_inputs crashes), so inference only runs on a model
-// whose every node, in subgraphs too, verifies against its schema.
+// whose every node, in subgraphs too, verifies against its schema. Nodes
+// without a schema (custom domains) are fine: inference skips them.
 bool schemas_verify(const onnx::GraphProto& g, const Domains& domains) {
   for (const auto& n : g.node()) {
     auto dom = domains.find(canonical_domain(n.domain()));
     if (dom == domains.end()) return false;
-    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), dom->second, dom->first);
-    if (!schema) return false;
-    try {
-      schema->Verify(n);
-    } catch (const std::exception&) {
-      return false;
+    if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), dom->second, dom->first)) {
+      try {
+        schema->Verify(n);
+      } catch (const std::exception&) {
+        return false;
+      }
     }
     for (const auto& a : n.attribute()) {
       if (a.has_g() && !schemas_verify(a.g(), domains)) return false;
