@@ -1,11 +1,13 @@
 #include "onnx/loader.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "ops/registry.h"
@@ -120,6 +122,31 @@ ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, cons
   return g;
 }
 
+// ONNX's inference functions (libonnx 1.12) assume each node already passed
+// its schema's checks and dereference missing attributes or inputs otherwise
+// (a Scan without num_scan_inputs crashes), so inference only runs on a model
+// whose every node, in subgraphs too, verifies against its schema. Nodes
+// without a schema (custom domains) are fine: inference skips them.
+bool schemas_verify(const onnx::GraphProto& g, const Domains& domains) {
+  for (const auto& n : g.node()) {
+    auto dom = domains.find(canonical_domain(n.domain()));
+    if (dom == domains.end()) return false;
+    if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), dom->second, dom->first)) {
+      try {
+        schema->Verify(n);
+      } catch (const std::exception&) {
+        return false;
+      }
+    }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g() && !schemas_verify(a.g(), domains)) return false;
+      for (const auto& sub : a.graphs())
+        if (!schemas_verify(sub, domains)) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 Model load_model_bytes(const void* data, size_t size, const std::string& base_dir) {
@@ -134,7 +161,11 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
   KESTREL_CHECK(m.ir_version >= 3 && m.ir_version <= kMaxIrVersion, "ONNX IR version ", m.ir_version,
                 " is not supported (Kestrel reads 3 to ", kMaxIrVersion, ")");
-  for (const auto& os : mp.opset_import()) m.opsets[canonical_domain(os.domain())] = int(os.version());
+  for (const auto& os : mp.opset_import()) {
+    KESTREL_CHECK(os.version() >= 0 && os.version() <= std::numeric_limits<int>::max(), "opset_import of domain '",
+                  os.domain(), "' has an invalid version ", os.version());
+    m.opsets[canonical_domain(os.domain())] = int(os.version());
+  }
   auto def = m.opsets.find("");
   KESTREL_CHECK(def != m.opsets.end(), "the model imports no default-domain (ai.onnx) opset");
   KESTREL_CHECK(def->second >= kMinOpset && def->second <= kMaxOpset, "default-domain opset ", def->second,
@@ -142,11 +173,14 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
 
   // ONNX's own shape inference fills value_info with static and symbolic
   // shapes. It is advisory: Kestrel computes real shapes at run time, so an
-  // inference failure (e.g. an op it does not know) is not fatal.
-  try {
-    onnx::ShapeInferenceOptions opts{false, 0, false};
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
-  } catch (const std::exception&) {
+  // inference failure (e.g. an op it does not know) is not fatal. Models with
+  // local functions are skipped: inference would expand their bodies unchecked.
+  if (mp.functions_size() == 0 && schemas_verify(mp.graph(), m.opsets)) {
+    try {
+      onnx::ShapeInferenceOptions opts{false, 0, false};
+      onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+    } catch (const std::exception&) {
+    }
   }
   m.graph = convert_graph(mp.graph(), m.opsets, base_dir, nullptr);
   KESTREL_CHECK(!m.graph.outputs.empty(), "the model's graph has no outputs");
@@ -157,6 +191,8 @@ Model load_model_file(const std::string& path) {
   std::error_code ec;
   KESTREL_CHECK(std::filesystem::exists(path, ec), "model file '", path, "' does not exist");
   KESTREL_CHECK(!std::filesystem::is_directory(path, ec), "'", path, "' is a folder, not a model file");
+  // A FIFO or a device such as /dev/zero would block or never end.
+  KESTREL_CHECK(std::filesystem::is_regular_file(path, ec), "'", path, "' is not a regular file");
   std::ifstream f(path, std::ios::binary);
   KESTREL_CHECK(f, "model file '", path, "' cannot be opened");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
