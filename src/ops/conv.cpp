@@ -131,18 +131,20 @@ void run_conv(KernelContext& ctx) {
               y + (n * s.M + gi * s.Mg) * OS, OS);
     return;
   }
-  const int64_t chunk = std::max<int64_t>(1, std::min(OS, kColBudget / std::max<int64_t>(K, 1)));
-  std::vector<float> col(size_t(K * chunk));
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t gi = 0; gi < s.group; ++gi) {
-      const float* xg = x + (n * s.C + gi * s.Cg) * IS;
-      float* yg = y + (n * s.M + gi * s.Mg) * OS;
-      for (int64_t o0 = 0; o0 < OS; o0 += chunk) {
-        int64_t o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
-        parallel_for(ctx, s.Cg, 4, [&](int64_t c) { im2col(g, xg + c * IS, 1, o0, o1, col.data() + c * KS * nc); });
-        sgemm(ctx, false, false, s.Mg, nc, K, 1.f, w + gi * s.Mg * K, K, col.data(), nc, beta, yg + o0, OS);
-      }
-    }
+  // Each task gathers one chunk of output positions and multiplies it on its
+  // own thread; chunks are small enough to give every thread work.
+  const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
+  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(kColBudget / std::max<int64_t>(K, 1), per_thread)));
+  const int64_t nchunks = (OS + chunk - 1) / chunk;
+  parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
+    static thread_local std::vector<float> col;
+    int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
+    int64_t n = ng / s.group, gi = ng % s.group;
+    col.resize(size_t(K * nc));
+    im2col(g, x + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
+    sgemm_serial(false, false, s.Mg, nc, K, 1.f, w + gi * s.Mg * K, K, col.data(), nc, beta,
+                 y + (n * s.M + gi * s.Mg) * OS + o0, OS);
+  });
 }
 
 void run_conv_integer(KernelContext& ctx) {

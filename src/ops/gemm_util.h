@@ -9,8 +9,8 @@
 
 namespace kestrel::ops {
 
-// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major, with
-// the run's thread count. Must not be called from inside a parallel region
+// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major, split
+// over the run's threads. Must not be called from inside a parallel region
 // (use sgemm_serial there).
 void sgemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
