@@ -173,7 +173,45 @@ void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64
 template void im2col<float>(const WindowGeom&, const float*, int64_t, int64_t, int64_t, float*);
 template void im2col<int32_t>(const WindowGeom&, const int32_t*, int64_t, int64_t, int64_t, int32_t*);
 
+namespace {
+// 2-D (and 1-D) col2im mirroring im2col_2d: each column row adds back into
+// contiguous (or strided) runs of an input row.
+void col2im_2d(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x) {
+  bool two = g.nd == 2;
+  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
+  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
+  int64_t OW = g.out[two ? 1 : 0];
+  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
+  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
+  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  int64_t ncols = o1 - o0;
+  for (int64_t c = 0; c < channels; ++c) {
+    float* xc = x + c * H * W;
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const float* src = col + ((c * KH + kh) * KW + kw) * ncols;
+        int64_t o = o0;
+        while (o < o1) {
+          int64_t oh = o / OW, ow = o % OW;
+          int64_t run = std::min(OW - ow, o1 - o);
+          int64_t ih = oh * SH - PH + kh * DH;
+          if (ih >= 0 && ih < H) {
+            float* xr = xc + ih * W;
+            const float* s = src + (o - o0);
+            int64_t iw0 = ow * SW - PW + kw * DW;
+            int64_t lo = iw0 >= 0 ? 0 : std::min(run, (-iw0 + SW - 1) / SW);
+            int64_t hi = iw0 >= W ? 0 : std::min(run, (W - iw0 + SW - 1) / SW);
+            for (int64_t j = lo; j < hi; ++j) xr[iw0 + j * SW] += s[j];
+          }
+          o += run;
+        }
+      }
+  }
+}
+}  // namespace
+
 void col2im(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x) {
+  if (g.nd <= 2) return col2im_2d(g, col, channels, o0, o1, x);
   int nd = g.nd;
   int64_t ks = g.kernel_size(), insz = g.in_size(), ncols = o1 - o0;
   std::vector<int64_t> kidx(static_cast<size_t>(nd)), oidx(static_cast<size_t>(nd));

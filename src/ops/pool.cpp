@@ -195,6 +195,7 @@ void global_pool(KernelContext& ctx, Global kind) {
       y[pl] = m;
     } else if (kind == Global::Avg) {
       double s = 0;  // planes can hold a million values: float sums would drift
+#pragma omp simd reduction(+ : s)
       for (int64_t i = 0; i < IS; ++i) s += double(xp[i]);
       y[pl] = IS ? T(s / double(IS)) : T(0);
     } else {
