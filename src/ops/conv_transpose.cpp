@@ -7,7 +7,13 @@
 namespace kestrel::ops {
 namespace {
 
-constexpr int64_t kColBudget = 1 << 20;
+constexpr int64_t kColBudget = 1 << 19;
+
+// Output-channel blocks per (batch, group) so that every thread gets a task.
+int64_t channel_blocks(int64_t images, int64_t channels, int threads) {
+  if (images >= threads) return 1;
+  return std::min(channels, (threads + images - 1) / images);
+}
 
 void run_conv_transpose(KernelContext& ctx) {
   const ir::Node& node = ctx.node;
@@ -80,19 +86,27 @@ void run_conv_transpose(KernelContext& ctx) {
   if (Y.numel() == 0 || IS == 0) return;
   const float* x = X.data<float>();
   const float* w = Wt.data<float>();
-  const int64_t chunk = std::max<int64_t>(1, std::min(IS, kColBudget / std::max<int64_t>(R, 1)));
-  std::vector<float> col(size_t(R * chunk));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t gi = 0; gi < group; ++gi) {
-      const float* xg = x + (n * C + gi * Cg) * IS;
-      float* yg = y + (n * M + gi * Mg) * OS;
-      for (int64_t o0 = 0; o0 < IS; o0 += chunk) {
-        int64_t o1 = std::min(IS, o0 + chunk), nc = o1 - o0;
-        // col[R, nc] = W_g^T[R, Cg] * X_g[Cg, o0:o1]
-        sgemm(ctx, true, false, R, nc, Cg, 1.f, w + gi * Cg * R, R, xg + o0, IS, 0.f, col.data(), nc);
-        parallel_for(ctx, Mg, 1, [&](int64_t m) { col2im(g, col.data() + m * KS * nc, 1, o0, o1, yg + m * OS); });
-      }
+  // One parallel task per block of output channels: its columns scatter only
+  // into its own channels, so tasks never write the same output.
+  const int64_t tasks_per_group = channel_blocks(N * group, Mg, ctx.threads());
+  const int64_t mb = (Mg + tasks_per_group - 1) / tasks_per_group;
+  const int64_t chunk = std::max<int64_t>(1, std::min(IS, kColBudget / std::max<int64_t>(mb * KS, 1)));
+  parallel_for(ctx, N * group * tasks_per_group, 1, [&](int64_t t) {
+    static thread_local std::vector<float> col;
+    int64_t ng = t / tasks_per_group, m0 = (t % tasks_per_group) * mb, m1 = std::min(Mg, m0 + mb);
+    if (m0 >= m1) return;
+    int64_t n = ng / group, gi = ng % group;
+    const float* xg = x + (n * C + gi * Cg) * IS;
+    float* yg = y + (n * M + gi * Mg) * OS;
+    for (int64_t o0 = 0; o0 < IS; o0 += chunk) {
+      int64_t o1 = std::min(IS, o0 + chunk), nc = o1 - o0;
+      col.resize(size_t((m1 - m0) * KS * nc));
+      // col[(m1-m0)*KS, nc] = W_g^T[m0*KS:m1*KS, Cg] * X_g[Cg, o0:o1]
+      sgemm_serial(true, false, (m1 - m0) * KS, nc, Cg, 1.f, w + gi * Cg * R + m0 * KS, R, xg + o0, IS, 0.f,
+                   col.data(), nc);
+      col2im(g, col.data(), m1 - m0, o0, o1, yg + m0 * OS);
     }
+  });
 }
 
 }  // namespace
