@@ -1,0 +1,181 @@
+// Conv (1-D/2-D/3-D, grouped, depthwise, dilated) and ConvInteger.
+// Float paths: 1x1 stride-1 convolutions are one GEMM on the input as is;
+// depthwise ones run a direct kernel; everything else is im2col in bounded
+// chunks of output positions followed by SGEMM.
+#include <cstring>
+
+#include "ops/common.h"
+#include "ops/conv_util.h"
+#include "ops/gemm_util.h"
+
+namespace kestrel::ops {
+namespace {
+
+// Column buffer budget in elements: keeps the im2col chunk cache-sized.
+constexpr int64_t kColBudget = 1 << 19;
+
+struct ConvShape {
+  int64_t N, C, M, group, Cg, Mg;
+  WindowGeom g;
+};
+
+// Validates X/W (and the kernel_shape/group attributes) and resolves the window geometry.
+ConvShape conv_shape(const KernelContext& ctx, const Tensor& X, const Tensor& W) {
+  if (X.rank() < 3) ctx.fail("input must be N x C x spatial..., got ", shape_str(X.shape()));
+  if (W.rank() != X.rank())
+    ctx.fail("weight ", shape_str(W.shape()), " and input ", shape_str(X.shape()), " must have the same rank");
+  ConvShape s;
+  s.N = X.dim(0);
+  s.C = X.dim(1);
+  s.M = W.dim(0);
+  s.group = ctx.node.attr_i("group", 1);
+  if (s.group < 1 || s.C % s.group || s.M % s.group)
+    ctx.fail("group ", s.group, " must divide input channels ", s.C, " and output channels ", s.M);
+  s.Cg = s.C / s.group;
+  s.Mg = s.M / s.group;
+  if (W.dim(1) != s.Cg)
+    ctx.fail("weight ", shape_str(W.shape()), " expects ", W.dim(1) * s.group, " input channels (group ", s.group,
+             ") but input ", shape_str(X.shape()), " has ", s.C);
+  std::vector<int64_t> kernel = spatial_dims(W.shape());
+  if (ctx.node.has("kernel_shape") && ctx.node.attr_ints("kernel_shape") != kernel)
+    ctx.fail("kernel_shape attribute ", shape_str(ctx.node.attr_ints("kernel_shape")), " disagrees with weight ",
+             shape_str(W.shape()));
+  s.g = window_geom(ctx, spatial_dims(X.shape()), kernel, false);
+  return s;
+}
+
+Shape out_shape(const ConvShape& s) {
+  Shape out{s.N, s.M};
+  out.insert(out.end(), s.g.out.begin(), s.g.out.end());
+  return out;
+}
+
+// One output plane of a depthwise convolution (one input channel per output
+// channel, 1-D or 2-D). Each kernel tap adds a scaled input row segment into
+// the output row, so the inner loop is a contiguous (or strided) axpy.
+void depthwise_plane(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
+  bool two = g.nd == 2;
+  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
+  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
+  int64_t OH = two ? g.out[0] : 1, OW = g.out[two ? 1 : 0];
+  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
+  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
+  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    float* yr = y + oh * OW;
+    std::fill_n(yr, OW, bias);
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      int64_t ih = oh * SH - PH + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      const float* xr = x + ih * W;
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        float wv = w[kh * KW + kw];
+        int64_t iw0 = -PW + kw * DW;  // input column of output column 0
+        int64_t lo = iw0 >= 0 ? 0 : std::min(OW, (-iw0 + SW - 1) / SW);
+        int64_t hi = iw0 >= W ? 0 : std::min(OW, (W - iw0 + SW - 1) / SW);
+        if (SW == 1) {
+          const float* xs = xr + iw0;
+          for (int64_t j = lo; j < hi; ++j) yr[j] += wv * xs[j];
+        } else {
+          for (int64_t j = lo; j < hi; ++j) yr[j] += wv * xr[iw0 + j * SW];
+        }
+      }
+    }
+  }
+}
+
+void run_conv(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& Wt = ctx.input(1);
+  if (X.dtype() != DType::Float32 || Wt.dtype() != DType::Float32)
+    ctx.fail("supports float32 (and float16 via float32) only, got ", dtype_name(X.dtype()), " input and ",
+             dtype_name(Wt.dtype()), " weight");
+  ConvShape s = conv_shape(ctx, X, Wt);
+  const WindowGeom& g = s.g;
+  const float* bias = nullptr;
+  if (ctx.has_input(2)) {
+    const Tensor& B = ctx.input(2);
+    if (B.dtype() != DType::Float32 || B.numel() != s.M)
+      ctx.fail("bias ", shape_str(B.shape()), " must hold one float per output channel (", s.M, ")");
+    bias = B.data<float>();
+  }
+  Tensor& Y = ctx.output(0, DType::Float32, out_shape(s));
+  const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size();
+  const float* x = X.data<float>();
+  const float* w = Wt.data<float>();
+  float* y = Y.data<float>();
+  if (Y.numel() == 0) return;
+
+  if (s.Cg == 1 && g.nd <= 2) {  // depthwise (channel multiplier Mg)
+    parallel_for(ctx, s.N * s.M, 1, [&](int64_t p) {
+      int64_t n = p / s.M, m = p % s.M;
+      depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS);
+    });
+    return;
+  }
+
+  // GEMM paths accumulate onto the bias.
+  float beta = 0.f;
+  if (bias) {
+    beta = 1.f;
+    parallel_for(ctx, s.N * s.M, 16, [&](int64_t p) { std::fill_n(y + p * OS, OS, bias[p % s.M]); });
+  }
+  bool pointwise = KS == 1;
+  for (int d = 0; d < g.nd; ++d)
+    pointwise = pointwise && g.stride[size_t(d)] == 1 && g.pad_begin[size_t(d)] == 0 && g.pad_end[size_t(d)] == 0;
+  const int64_t K = s.Cg * KS;
+  if (pointwise) {
+    for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t gi = 0; gi < s.group; ++gi)
+        sgemm(ctx, false, false, s.Mg, OS, K, 1.f, w + gi * s.Mg * K, K, x + (n * s.C + gi * s.Cg) * IS, IS, beta,
+              y + (n * s.M + gi * s.Mg) * OS, OS);
+    return;
+  }
+  // Each task gathers one chunk of output positions and multiplies it on its
+  // own thread; chunks are small enough to give every thread work.
+  const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
+  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(kColBudget / std::max<int64_t>(K, 1), per_thread)));
+  const int64_t nchunks = (OS + chunk - 1) / chunk;
+  parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
+    static thread_local std::vector<float> col;
+    int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
+    int64_t n = ng / s.group, gi = ng % s.group;
+    col.resize(size_t(K * nc));
+    im2col(g, x + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
+    sgemm_serial(false, false, s.Mg, nc, K, 1.f, w + gi * s.Mg * K, K, col.data(), nc, beta,
+                 y + (n * s.M + gi * s.Mg) * OS + o0, OS);
+  });
+}
+
+void run_conv_integer(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& Wt = ctx.input(1);
+  ConvShape s = conv_shape(ctx, X, Wt);
+  const WindowGeom& g = s.g;
+  Tensor xzp = ctx.has_input(2) ? ctx.input(2) : Tensor();
+  Tensor wzp = ctx.has_input(3) ? ctx.input(3) : Tensor();
+  if (xzp.defined() && xzp.numel() != 1) ctx.fail("x_zero_point must be a scalar, got ", shape_str(xzp.shape()));
+  std::vector<int32_t> x = widen_int8(
+      ctx, X, xzp.defined() ? &xzp : nullptr, [](int64_t) { return 0; }, 1, "input");
+  // A per-output-channel weight zero point covers one filter of Cg * kernel values.
+  const int64_t filter = s.Cg * g.kernel_size();
+  std::vector<int32_t> w = widen_int8(
+      ctx, Wt, wzp.defined() ? &wzp : nullptr, [&](int64_t i) { return i / filter; }, s.M, "weight");
+  Tensor& Y = ctx.output(0, DType::Int32, out_shape(s));
+  if (Y.numel() == 0) return;
+  const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size(), K = s.Cg * KS;
+  std::vector<int32_t> col(size_t(K * OS));
+  int32_t* y = Y.data<int32_t>();
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t gi = 0; gi < s.group; ++gi) {
+      im2col(g, x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, 0, OS, col.data());
+      igemm(ctx, s.Mg, OS, K, w.data() + gi * s.Mg * K, col.data(), y + (n * s.M + gi * s.Mg) * OS);
+    }
+}
+
+}  // namespace
+
+KESTREL_OP(Conv, {.min_opset = 1, .run = run_conv});
+KESTREL_OP(ConvInteger, {.min_opset = 10, .run = run_conv_integer});
+
+}  // namespace kestrel::ops

@@ -1,0 +1,81 @@
+// Window geometry shared by Conv, ConvInteger, ConvTranspose and the pools:
+// reading kernel/stride/dilation/pad attributes and resolving auto_pad into
+// explicit begin/end pads and output sizes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ops/common.h"
+
+namespace kestrel::ops {
+
+struct WindowGeom {
+  int nd = 0;                                   // spatial rank
+  std::vector<int64_t> in, kernel, out;         // spatial sizes
+  std::vector<int64_t> stride, dil, pad_begin, pad_end;
+  int64_t in_size() const { return prod(in); }
+  int64_t out_size() const { return prod(out); }
+  int64_t kernel_size() const { return prod(kernel); }
+  static int64_t prod(const std::vector<int64_t>& v) {
+    int64_t p = 1;
+    for (int64_t x : v) p *= x;
+    return p;
+  }
+};
+
+// Reads strides/dilations/pads/auto_pad for a sliding window over `in`
+// (spatial dims) with the given kernel and fills in the output size.
+// ceil_mode is the pools' rounding; convolutions pass false.
+inline WindowGeom window_geom(const KernelContext& ctx, const std::vector<int64_t>& in,
+                              const std::vector<int64_t>& kernel, bool ceil_mode) {
+  const ir::Node& n = ctx.node;
+  WindowGeom g;
+  g.nd = int(in.size());
+  g.in = in;
+  g.kernel = kernel;
+  size_t nd = in.size();
+  if (kernel.size() != nd) ctx.fail("kernel_shape has ", kernel.size(), " dims but the input has ", nd, " spatial dims");
+  g.stride = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
+  g.dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
+  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  if (g.stride.size() != nd) ctx.fail("strides has ", g.stride.size(), " values, expected ", nd);
+  if (g.dil.size() != nd) ctx.fail("dilations has ", g.dil.size(), " values, expected ", nd);
+  if (pads.size() != 2 * nd) ctx.fail("pads has ", pads.size(), " values, expected ", 2 * nd);
+  std::string auto_pad = n.attr_s("auto_pad", "NOTSET");
+  g.pad_begin.assign(pads.begin(), pads.begin() + long(nd));
+  g.pad_end.assign(pads.begin() + long(nd), pads.end());
+  g.out.resize(nd);
+  for (size_t i = 0; i < nd; ++i) {
+    if (g.stride[i] < 1) ctx.fail("strides must be positive, got ", g.stride[i]);
+    if (g.dil[i] < 1) ctx.fail("dilations must be positive, got ", g.dil[i]);
+    if (kernel[i] < 1) ctx.fail("kernel dims must be positive, got ", kernel[i]);
+    int64_t ext = g.dil[i] * (kernel[i] - 1) + 1;  // span of one window
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      g.out[i] = (in[i] + g.stride[i] - 1) / g.stride[i];
+      int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.stride[i] + ext - in[i]);
+      int64_t small = total / 2;
+      g.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      g.pad_end[i] = total - g.pad_begin[i];
+      continue;
+    }
+    if (auto_pad == "VALID") {
+      g.pad_begin[i] = g.pad_end[i] = 0;
+    } else if (auto_pad != "NOTSET") {
+      ctx.fail("auto_pad '", auto_pad, "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    }
+    if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) ctx.fail("pads must be non-negative");
+    int64_t span = in[i] + g.pad_begin[i] + g.pad_end[i] - ext;
+    if (span < 0)
+      ctx.fail("window of extent ", ext, " does not fit spatial dim ", i, " of size ", in[i], " with pads ",
+               g.pad_begin[i], "+", g.pad_end[i]);
+    g.out[i] = (ceil_mode ? (span + g.stride[i] - 1) / g.stride[i] : span / g.stride[i]) + 1;
+    // With ceil_mode the last window must still start inside the input or its begin padding.
+    if (ceil_mode && (g.out[i] - 1) * g.stride[i] >= in[i] + g.pad_begin[i]) --g.out[i];
+  }
+  return g;
+}
+
+// Spatial dims of an N,C,spatial... shape.
+inline std::vector<int64_t> spatial_dims(const Shape& s) { return std::vector<int64_t>(s.begin() + 2, s.end()); }
+
+}  // namespace kestrel::ops

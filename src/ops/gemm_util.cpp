@@ -1,0 +1,246 @@
+#include "ops/gemm_util.h"
+
+#include <cblas.h>
+
+#include <cstring>
+
+namespace kestrel::ops {
+
+namespace {
+// Kestrel threads GEMMs itself (OpenMP, like every other kernel) and keeps
+// OpenBLAS on the calling thread: two thread pools spinning on the same cores
+// slow convolutions down by an order of magnitude.
+void blas_single_threaded() {
+  static const bool once = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)once;
+}
+
+void cblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {  // nothing to multiply: C = beta * C
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
+    return;
+  }
+  blas_single_threaded();
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K),
+              alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+}
+}  // namespace
+
+void sgemm(const KernelContext& ctx, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  int threads = ctx.threads();
+  if (threads <= 1 || M * N * K < (1 << 18) || (M < 32 && N < 32)) {
+    cblas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+  // One slab of C per thread, split along the longer side (16-aligned for SIMD).
+  bool by_cols = N >= M;
+  int64_t len = by_cols ? N : M;
+  int64_t step = ((len + threads - 1) / threads + 15) / 16 * 16;
+  int64_t parts = (len + step - 1) / step;
+  parallel_for(ctx, parts, 1, [&](int64_t p) {
+    int64_t s = p * step, n = std::min(step, len - s);
+    if (by_cols)
+      cblas(ta, tb, M, n, K, alpha, A, lda, tb ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
+    else
+      cblas(ta, tb, n, N, K, alpha, ta ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
+  });
+}
+
+void sgemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+                  const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  cblas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void sgemm_batched(const KernelContext& ctx, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A,
+                   int64_t lda, const int64_t* a_off, const float* B, int64_t ldb, const int64_t* b_off, float* C,
+                   int64_t ldc, const int64_t* c_off, int64_t batch) {
+  if (batch == 1 || M * N * K >= (1 << 21)) {
+    for (int64_t b = 0; b < batch; ++b)
+      sgemm(ctx, ta, tb, M, N, K, 1.f, A + a_off[b], lda, B + b_off[b], ldb, 0.f, C + c_off[b], ldc);
+    return;
+  }
+  parallel_for(ctx, batch, 1, [&](int64_t b) {
+    sgemm_serial(ta, tb, M, N, K, 1.f, A + a_off[b], lda, B + b_off[b], ldb, 0.f, C + c_off[b], ldc);
+  });
+}
+
+void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
+           int32_t* C) {
+  // Row i of C accumulates rows of B scaled by A[i,k]: the inner loop vectorizes.
+  parallel_for(ctx, M, 1, [&](int64_t i) {
+    int32_t* c = C + i * N;
+    std::fill_n(c, N, 0);
+    for (int64_t k = 0; k < K; ++k) {
+      int32_t a = A[i * K + k];
+      if (a == 0) continue;
+      const int32_t* b = B + k * N;
+      for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
+    }
+  });
+}
+
+namespace {
+// 2-D windows (1-D runs as H = 1): rows of output positions are contiguous
+// runs of input, so stride-1 rows copy straight.
+template <typename T>
+void im2col_2d(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64_t o1, T* col) {
+  bool two = g.nd == 2;
+  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
+  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
+  int64_t OW = g.out[two ? 1 : 0];
+  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
+  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
+  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  int64_t ncols = o1 - o0;
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* xc = x + c * H * W;
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        T* dst = col + ((c * KH + kh) * KW + kw) * ncols;
+        int64_t o = o0;
+        while (o < o1) {
+          int64_t oh = o / OW, ow = o % OW;
+          int64_t run = std::min(OW - ow, o1 - o);  // positions left in this output row
+          int64_t ih = oh * SH - PH + kh * DH;
+          T* d = dst + (o - o0);
+          if (ih < 0 || ih >= H) {
+            std::fill_n(d, run, T(0));
+          } else {
+            const T* xr = xc + ih * W;
+            int64_t iw0 = ow * SW - PW + kw * DW;
+            // Columns [lo, hi) of this run read inside the row.
+            int64_t lo = iw0 >= 0 ? 0 : std::min(run, (-iw0 + SW - 1) / SW);
+            int64_t hi = iw0 >= W ? 0 : std::min(run, (W - iw0 + SW - 1) / SW);
+            hi = std::max(hi, lo);
+            std::fill_n(d, lo, T(0));
+            if (SW == 1) {
+              if (hi > lo) std::memcpy(d + lo, xr + iw0 + lo, size_t(hi - lo) * sizeof(T));
+            } else {
+              for (int64_t j = lo; j < hi; ++j) d[j] = xr[iw0 + j * SW];
+            }
+            std::fill(d + hi, d + run, T(0));
+          }
+          o += run;
+        }
+      }
+  }
+}
+
+// Any spatial rank: odometers over kernel offsets and output positions.
+template <typename T>
+void im2col_nd(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64_t o1, T* col) {
+  int nd = g.nd;
+  int64_t ks = g.kernel_size(), insz = g.in_size(), ncols = o1 - o0;
+  std::vector<int64_t> kidx(static_cast<size_t>(nd)), oidx(static_cast<size_t>(nd));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t k = 0; k < ks; ++k) {
+      int64_t r = k;
+      for (int d = nd - 1; d >= 0; --d) kidx[size_t(d)] = r % g.kernel[size_t(d)], r /= g.kernel[size_t(d)];
+      T* dst = col + (c * ks + k) * ncols;
+      for (int64_t o = o0; o < o1; ++o) {
+        int64_t q = o, off = 0;
+        bool inside = true;
+        for (int d = nd - 1; d >= 0; --d) oidx[size_t(d)] = q % g.out[size_t(d)], q /= g.out[size_t(d)];
+        for (int d = 0; d < nd; ++d) {
+          size_t u = size_t(d);
+          int64_t i = oidx[u] * g.stride[u] - g.pad_begin[u] + kidx[u] * g.dil[u];
+          if (i < 0 || i >= g.in[u]) {
+            inside = false;
+            break;
+          }
+          off = off * g.in[u] + i;
+        }
+        dst[o - o0] = inside ? x[c * insz + off] : T(0);
+      }
+    }
+}
+}  // namespace
+
+template <typename T>
+void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64_t o1, T* col) {
+  if (g.nd <= 2)
+    im2col_2d(g, x, channels, o0, o1, col);
+  else
+    im2col_nd(g, x, channels, o0, o1, col);
+}
+template void im2col<float>(const WindowGeom&, const float*, int64_t, int64_t, int64_t, float*);
+template void im2col<int32_t>(const WindowGeom&, const int32_t*, int64_t, int64_t, int64_t, int32_t*);
+
+namespace {
+// 2-D (and 1-D) col2im mirroring im2col_2d: each column row adds back into
+// contiguous (or strided) runs of an input row.
+void col2im_2d(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x) {
+  bool two = g.nd == 2;
+  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
+  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
+  int64_t OW = g.out[two ? 1 : 0];
+  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
+  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
+  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  int64_t ncols = o1 - o0;
+  for (int64_t c = 0; c < channels; ++c) {
+    float* xc = x + c * H * W;
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const float* src = col + ((c * KH + kh) * KW + kw) * ncols;
+        int64_t o = o0;
+        while (o < o1) {
+          int64_t oh = o / OW, ow = o % OW;
+          int64_t run = std::min(OW - ow, o1 - o);
+          int64_t ih = oh * SH - PH + kh * DH;
+          if (ih >= 0 && ih < H) {
+            float* xr = xc + ih * W;
+            const float* s = src + (o - o0);
+            int64_t iw0 = ow * SW - PW + kw * DW;
+            int64_t lo = iw0 >= 0 ? 0 : std::min(run, (-iw0 + SW - 1) / SW);
+            int64_t hi = iw0 >= W ? 0 : std::min(run, (W - iw0 + SW - 1) / SW);
+            for (int64_t j = lo; j < hi; ++j) xr[iw0 + j * SW] += s[j];
+          }
+          o += run;
+        }
+      }
+  }
+}
+}  // namespace
+
+void col2im(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x) {
+  if (g.nd <= 2) return col2im_2d(g, col, channels, o0, o1, x);
+  int nd = g.nd;
+  int64_t ks = g.kernel_size(), insz = g.in_size(), ncols = o1 - o0;
+  std::vector<int64_t> kidx(static_cast<size_t>(nd)), oidx(static_cast<size_t>(nd));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t k = 0; k < ks; ++k) {
+      int64_t r = k;
+      for (int d = nd - 1; d >= 0; --d) kidx[size_t(d)] = r % g.kernel[size_t(d)], r /= g.kernel[size_t(d)];
+      const float* src = col + (c * ks + k) * ncols;
+      r = o0;
+      for (int d = nd - 1; d >= 0; --d) oidx[size_t(d)] = r % g.out[size_t(d)], r /= g.out[size_t(d)];
+      for (int64_t o = 0; o < ncols; ++o) {
+        int64_t off = 0;
+        bool inside = true;
+        for (int d = 0; d < nd; ++d) {
+          size_t u = size_t(d);
+          int64_t i = oidx[u] * g.stride[u] - g.pad_begin[u] + kidx[u] * g.dil[u];
+          if (i < 0 || i >= g.in[u]) {
+            inside = false;
+            break;
+          }
+          off = off * g.in[u] + i;
+        }
+        if (inside) x[c * insz + off] += src[o];
+        for (int d = nd - 1; d >= 0; --d) {  // advance the output odometer
+          if (++oidx[size_t(d)] < g.out[size_t(d)]) break;
+          oidx[size_t(d)] = 0;
+        }
+      }
+    }
+}
+
+}  // namespace kestrel::ops

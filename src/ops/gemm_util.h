@@ -1,0 +1,69 @@
+// Matrix-multiply building blocks for MatMul, Gemm, Einsum and the
+// convolutions: float GEMM on OpenBLAS, exact int32 GEMM, and the
+// im2col/col2im lowerings of sliding windows.
+#pragma once
+#include <cstdint>
+
+#include "ops/common.h"
+#include "ops/conv_util.h"
+
+namespace kestrel::ops {
+
+// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major, split
+// over the run's threads. Must not be called from inside a parallel region
+// (use sgemm_serial there).
+void sgemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+// Same on the calling thread only, for use inside parallel_for.
+void sgemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
+                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
+
+// Many independent GEMMs of one shape: batch b multiplies A + a_off[b] by
+// B + b_off[b] into C + c_off[b]. Small ones run one per thread, large ones
+// one after another with all threads each.
+void sgemm_batched(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                   const float* A, int64_t lda, const int64_t* a_off, const float* B, int64_t ldb,
+                   const int64_t* b_off, float* C, int64_t ldc, const int64_t* c_off, int64_t batch);
+
+// C[M,N] = A[M,K] * B[K,N] exactly in int32 (operands already zero-point adjusted).
+void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
+           int32_t* C);
+
+// Gathers the windows for output positions [o0, o1) of one image with
+// `channels` channels laid out channel-major (x: channels x in_size) into
+// col: (channels * kernel_size) rows x (o1 - o0) columns. Padding reads 0.
+template <typename T>
+void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64_t o1, T* col);
+
+// The adjoint of im2col for output positions [o0, o1): adds each column
+// entry back into its input position (x must be zeroed or hold a bias).
+void col2im(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x);
+
+// Widens an 8-bit operand to int32 minus its zero point; zp_of(i) picks the
+// zero point index for element i (0 for a scalar zero point).
+template <typename F>
+std::vector<int32_t> widen_int8(const KernelContext& ctx, const Tensor& t, const Tensor* zp, F zp_of, int64_t zp_count,
+                           const char* what) {
+  if (t.dtype() != DType::UInt8 && t.dtype() != DType::Int8)
+    ctx.fail(what, " must be uint8 or int8, got ", dtype_name(t.dtype()));
+  std::vector<int64_t> z{0};
+  if (zp) {
+    if (zp->dtype() != t.dtype())
+      ctx.fail(what, " zero point type ", dtype_name(zp->dtype()), " differs from ", dtype_name(t.dtype()));
+    z = zp->to_i64();
+    if (z.size() != 1 && int64_t(z.size()) != zp_count)
+      ctx.fail(what, " zero point ", shape_str(zp->shape()), " must be a scalar or hold ", zp_count, " values");
+  }
+  int64_t n = t.numel();
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  auto fill = [&](auto* src) {
+    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = int32_t(src[i]) - int32_t(z[z.size() == 1 ? 0 : size_t(zp_of(i))]);
+  };
+  if (t.dtype() == DType::UInt8)
+    fill(t.data<uint8_t>());
+  else
+    fill(t.data<int8_t>());
+  return out;
+}
+
+}  // namespace kestrel::ops
