@@ -11,7 +11,8 @@ const char* kUsage =
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu] [--threads N] [--dim SYM=N]...\n"
     "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json]\n"
     "  inspect MODEL [--json]\n"
-    "  parity MODEL [--input NAME=FILE.npy]... [--threads N]\n";
+    "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
+    "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n";
 }
 
 int main(int argc, char** argv) {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(cmd, "bench")) return kestrel::cli::cmd_bench(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "inspect")) return kestrel::cli::cmd_inspect(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "parity")) return kestrel::cli::cmd_parity(argc - 2, argv + 2);
+    if (!std::strcmp(cmd, "remove-bg")) return kestrel::cli::cmd_remove_bg(argc - 2, argv + 2);
     std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", cmd, kUsage);
     return 2;
   } catch (const std::exception& e) {
