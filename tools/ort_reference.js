@@ -122,7 +122,9 @@ function parseArgs(argv) {
 async function main() {
   const a = parseArgs(process.argv.slice(2));
   const ort = loadOrt();
-  const options = { executionProviders: ['cpu'], executionMode: 'sequential', interOpNumThreads: 1 };
+  // Errors only: ONNX Runtime warns about unused initializers in several real models.
+  ort.env.logLevel = 'error';
+  const options = { executionProviders: ['cpu'], executionMode: 'sequential', interOpNumThreads: 1, logSeverityLevel: 3 };
   if (a.threads > 0) options.intraOpNumThreads = a.threads;
   const session = await ort.InferenceSession.create(a.model, options);
 

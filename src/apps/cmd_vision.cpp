@@ -33,7 +33,8 @@ int cmd_remove_bg(int argc, char** argv) {
 
   t0 = std::chrono::steady_clock::now();
   Image img = load_image(photo);
-  Normalize norm;  // (x/255 - 0.5) / 1
+  Normalize norm;  // (x - 128) / 256, as @imgly/background-removal feeds IS-Net
+  norm.scale = 1.0f / 256.0f;
   norm.mean = {0.5f, 0.5f, 0.5f, 0};
   Tensor input = to_tensor(resize_bilinear(img, W, H), Layout::NCHW, norm);
   double pre_ms = ms_since(t0);
