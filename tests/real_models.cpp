@@ -34,10 +34,10 @@ Normalize half_range_bgr() {  // (x/255 - 0.5) / 0.5, PaddleOCR rec and cls
   return n;
 }
 
-Normalize minus_one_to_one() {  // x/127.5 - 1 on every channel
+Normalize minus_one_to_one() {  // x/127.5 - 1
   Normalize n;
   n.scale = 1.0f / 127.5f;
-  n.mean = {1, 1, 1, 1};
+  n.mean = {1, 1, 1, 0};
   return n;
 }
 
@@ -93,28 +93,30 @@ std::vector<RealModel> make_table() {
   // Casts). ONNX Runtime computes in float16 where it has half kernels;
   // Kestrel widens to float32 and rounds each op's result to float16, so the
   // two differ by float16 rounding (2^-11 relative per op) compounded over a
-  // deep U-Net: about 1e-2 of an output's range, not 1e-4. Its 12 outputs
-  // include raw feature maps (ranges in the tens); the bound scales with them.
+  // deep U-Net: measured up to 2.1e-3 of an output's range (cosine
+  // 0.9999997), so 1e-2, not 1e-4. Its 12 outputs include raw feature maps
+  // (ranges in the tens); the bound scales with them.
   t.push_back({"isnet_medium", "isnet_medium.onnx",
                "dog.jpg resized to 1024x1024, RGB, (x - 128) / 256, NCHW [1,3,1024,1024]",
                [](const std::string& d) {
                  return std::map<std::string, Tensor>{
                      {"input", photo_input(d, "dog.jpg", 1024, 1024, Layout::NCHW, imgly_isnet())}};
                },
-               0.999, 2e-2, 1e-3});
+               0.99999, 1e-2, 1e-3});
   // isnet_small is dynamically quantized: every conv input goes through
   // DynamicQuantizeLinear to uint8. A float difference of one ulp upstream can
   // flip a rounding, i.e. one quantization step (1/255 of that activation's
   // range) at that pixel, and flips propagate through ~119 convolutions. Exact
   // agreement is not defined by ONNX here, so the bound is one step of the
-  // output range with a cosine that still catches any systematic error.
+  // output range (measured: 1.5e-3, cosine 1.0) with a cosine that still
+  // catches any systematic error.
   t.push_back({"isnet_small", "isnet_small.onnx",
                "dog.jpg resized to 1024x1024, RGB, (x - 128) / 256, NCHW [1,3,1024,1024]",
                [](const std::string& d) {
                  return std::map<std::string, Tensor>{
                      {"input", photo_input(d, "dog.jpg", 1024, 1024, Layout::NCHW, imgly_isnet())}};
                },
-               0.9999, 4e-3, 1e-5});
+               0.99999, 4e-3, 1e-5});
   t.push_back({"blazeface_front_128", "blazeface_front_128.onnx",
                "person.jpg resized to 128x128, RGB, x/127.5 - 1, NHWC [1,128,128,3]",
                [](const std::string& d) {
@@ -127,18 +129,25 @@ std::vector<RealModel> make_table() {
                  return std::map<std::string, Tensor>{
                      {"input:0", photo_input(d, "person.jpg", 256, 256, Layout::NHWC, minus_one_to_one())}};
                }});
-  // M-LSD's reference code appends a plane of ones to RGB and then maps all
-  // four channels with x/127.5 - 1 (so the fourth plane is 1/127.5 - 1).
+  // These M-LSD exports (jp.keijiro.mlsd) normalize inside the graph: they
+  // take raw 0..255 RGB plus a plane of ones, as the package's Preprocess
+  // shader writes them. Their "scores" output is a 3x3 non-maximum
+  // suppression (score * (score == MaxPool(score))): where two neighbors
+  // nearly tie, one ulp decides which survives, so a few low scores (measured:
+  // 86 pixels, all below 2.1e-4) are zero on one side only. atol 1e-3 admits
+  // such flips, far below the 0.1 detection threshold; a real error would
+  // also move the offsets, held to 1e-4 of their +-130 pixel range.
   for (const char* size : {"tiny", "large"}) {
     std::string name = std::string("mlsd_") + size + "_320";
     t.push_back({name, name + ".onnx",
-                 "horses.jpg resized to 320x320, RGB plus a plane of ones, x/127.5 - 1 on all four, "
-                 "NHWC [1,320,320,4]",
+                 "horses.jpg resized to 320x320, RGB as 0..255 plus a plane of ones, NHWC [1,320,320,4]",
                  [](const std::string& d) {
+                   Normalize raw;
+                   raw.scale = 1;
                    return std::map<std::string, Tensor>{
-                       {"input_image_with_alpha:0",
-                        photo_input(d, "horses.jpg", 320, 320, Layout::NHWC, minus_one_to_one(), true)}};
-                 }});
+                       {"input_image_with_alpha:0", photo_input(d, "horses.jpg", 320, 320, Layout::NHWC, raw, true)}};
+                 },
+                 0.99999, 1e-4, 1e-3});
   }
   t.push_back({"silero_vad", "silero_vad.onnx",
                "1 s of synthetic voiced speech at 16 kHz; window 11 (512 samples) with 64 samples of context "
