@@ -1,6 +1,43 @@
-// kestrel parity: placeholder until the ONNX Runtime reference script lands.
+// kestrel parity: runs a model on Kestrel and on ONNX Runtime (CPU) with the
+// same inputs and reports how closely every output agrees.
+#include <cstdio>
+
 #include "apps/cli.h"
+#include "runtime/compare.h"
+#include "runtime/ort_reference.h"
 
 namespace kestrel::cli {
-int cmd_parity(int argc, char** argv) { fail("parity is not built yet"); }
+
+int cmd_parity(int argc, char** argv) {
+  Args a = parse_args(argc, argv, {"--input", "--backend", "--threads", "--dim", "--seed"}, {});
+  KESTREL_CHECK(a.positional.size() == 1, "parity expects one MODEL argument");
+  const std::string& path = a.positional[0];
+  auto s = Session::load(path, session_options(a));
+  auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
+
+  OrtResult ref = run_onnxruntime(find_ort_script(KESTREL_SOURCE_DIR), path, inputs, a.get_int("--threads", 0));
+  RunStats st;
+  auto ours = s->run(inputs, &st);
+  std::printf("%s: Kestrel (backend %s, %d threads) vs ONNX Runtime CPU\n", path.c_str(), s->backend_name().c_str(),
+              s->threads());
+  std::printf("max_rel = max|kestrel - ort| / max|ort|: the worst error relative to the output's range\n");
+  bool ok = ours.size() == ref.outputs.size();
+  if (!ok) std::printf("output count differs: Kestrel %zu, ONNX Runtime %zu\n", ours.size(), ref.outputs.size());
+  for (size_t i = 0; i < ours.size() && i < ref.outputs.size(); ++i) {
+    const Tensor &k = ours[i], &o = ref.outputs[i];
+    std::printf("output %zu '%s': ", i, s->outputs()[i].name.c_str());
+    if (k.shape() != o.shape()) {
+      std::printf("SHAPE DIFFERS: Kestrel %s, ONNX Runtime %s\n", shape_str(k.shape()).c_str(),
+                  shape_str(o.shape()).c_str());
+      ok = false;
+      continue;
+    }
+    Agreement g = agreement(k, o);
+    std::string note = k.dtype() == o.dtype() ? "" : std::string("  (ONNX Runtime gives ") + dtype_name(o.dtype()) + ")";
+    std::printf("%s %s  cosine %.9f  max_abs %.3g  max_rel %.3g%s\n", dtype_name(k.dtype()), shape_str(k.shape()).c_str(),
+                g.cosine, g.max_abs, g.max_rel, note.c_str());
+  }
+  return ok ? 0 : 1;
+}
+
 }  // namespace kestrel::cli

@@ -12,7 +12,8 @@ const char* kUsage =
     "      [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
     "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json]\n"
     "  inspect MODEL [--json]\n"
-    "  parity MODEL [--input NAME=FILE.npy]... [--threads N]\n";
+    "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
+    "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n";
 }
 
 int main(int argc, char** argv) {
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(cmd, "bench")) return kestrel::cli::cmd_bench(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "inspect")) return kestrel::cli::cmd_inspect(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "parity")) return kestrel::cli::cmd_parity(argc - 2, argv + 2);
+    if (!std::strcmp(cmd, "remove-bg")) return kestrel::cli::cmd_remove_bg(argc - 2, argv + 2);
     std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", cmd, kUsage);
     return 2;
   } catch (const std::exception& e) {

@@ -1,0 +1,37 @@
+// The real models Kestrel is checked against ONNX Runtime on, each with the
+// real input it is fed (a photo prepared the way the model's users prepare it,
+// or a voiced waveform) and the agreement it must reach.
+// scripts/fetch_models.sh downloads the models and photos into models/.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace kestrel::real_models {
+
+struct RealModel {
+  std::string name;           // test name: "ppocrv4_det"
+  std::string file;           // under models/
+  std::string preprocessing;  // the input recipe in words
+  // Builds the model's inputs from files under the models folder.
+  std::function<std::map<std::string, Tensor>(const std::string& models_dir)> inputs;
+  // Every output must reach cosine >= min_cosine and
+  // max_abs <= rel * max|ref| + atol (see Agreement in runtime/compare.h).
+  double min_cosine = 0.99999;
+  double rel = 1e-4;
+  double atol = 1e-5;
+};
+
+const std::vector<RealModel>& all();
+
+// $KESTREL_MODELS if set, else models/ in the source tree.
+std::string models_dir();
+
+// A deterministic speech-like signal in [-0.5, 0.5]: a glottal-pulse-like
+// harmonic series on a gliding pitch, shaped by vowel formants, in syllables.
+std::vector<float> voiced_waveform(int sample_rate, int samples);
+
+}  // namespace kestrel::real_models

@@ -1,0 +1,61 @@
+// Real models on real inputs: Kestrel must agree with ONNX Runtime (CPU).
+// Needs the models from scripts/fetch_models.sh, node and onnxruntime-node
+// (scripts/setup.sh); a missing model fails the test, it is never skipped.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "real_models.h"
+#include "runtime/compare.h"
+#include "runtime/ort_reference.h"
+#include "runtime/session.h"
+
+namespace kestrel {
+namespace {
+
+// ONNX Runtime gets two threads: enough to be quick, and it matches the
+// machines these tests run on.
+constexpr int kOrtThreads = 2;
+
+class RealModelTest : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
+  const real_models::RealModel& m = real_models::all()[GetParam()];
+  std::string dir = real_models::models_dir();
+  std::string path = dir + "/" + m.file;
+  ASSERT_TRUE(std::filesystem::is_regular_file(path))
+      << path << " is missing: run scripts/fetch_models.sh to download the models and photos";
+  std::printf("%s: input %s\n", m.name.c_str(), m.preprocessing.c_str());
+  auto inputs = m.inputs(dir);
+
+  // ONNX Runtime first, so its side is checked even where Kestrel lacks an op.
+  OrtResult ref = run_onnxruntime(find_ort_script(KESTREL_SOURCE_DIR), path, inputs, kOrtThreads);
+  for (size_t i = 0; i < ref.outputs.size(); ++i)
+    std::printf("  ONNX Runtime output %zu: %s %s\n", i, dtype_name(ref.outputs[i].dtype()),
+                shape_str(ref.outputs[i].shape()).c_str());
+  auto s = Session::load(path);
+  ASSERT_EQ(s->outputs().size(), ref.outputs.size());
+  auto ours = s->run(inputs);
+  ASSERT_EQ(ours.size(), ref.outputs.size());
+  for (size_t i = 0; i < ours.size(); ++i) {
+    const std::string& name = s->outputs()[i].name;
+    ASSERT_EQ(ours[i].shape(), ref.outputs[i].shape())
+        << "output '" << name << "': Kestrel " << shape_str(ours[i].shape()) << ", ONNX Runtime "
+        << shape_str(ref.outputs[i].shape());
+    Agreement g = agreement(ours[i], ref.outputs[i]);
+    double max_ref = 0;
+    for (float v : ref.outputs[i].to_f32()) max_ref = std::max(max_ref, double(std::abs(v)));
+    double bound = m.rel * max_ref + m.atol;
+    std::printf("  output %zu '%s' %s: cosine %.9f max_abs %.3g (bound %.3g) max_rel %.3g\n", i, name.c_str(),
+                shape_str(ours[i].shape()).c_str(), g.cosine, g.max_abs, bound, g.max_rel);
+    EXPECT_GE(g.cosine, m.min_cosine) << "output '" << name << "'";
+    EXPECT_LE(g.max_abs, bound) << "output '" << name << "' (max|ref| " << max_ref << ")";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Real, RealModelTest, ::testing::Range<size_t>(0, real_models::all().size()),
+                         [](const ::testing::TestParamInfo<size_t>& info) { return real_models::all()[info.param].name; });
+
+}  // namespace
+}  // namespace kestrel

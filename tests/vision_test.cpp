@@ -1,0 +1,86 @@
+// Image preprocessing and the output comparison used by the real-model tests.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "real_models.h"
+#include "runtime/compare.h"
+#include "vision/image.h"
+
+namespace kestrel {
+namespace {
+using namespace vision;
+
+Image ramp(int w, int h, int c) {
+  Image img(w, h, c);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int k = 0; k < c; ++k) img.at(y, x, k) = float(10 * x + 100 * y + k);
+  return img;
+}
+
+TEST(Vision, ResizeToSameSizeIsExact) {
+  Image a = ramp(5, 4, 3);
+  EXPECT_EQ(resize_bilinear(a, 5, 4).pixels, a.pixels);
+}
+
+TEST(Vision, ResizeUsesHalfPixelCenters) {
+  // 2x upscale of a row [0, 10]: centers map to -0.25, 0.25, 0.75, 1.25 ->
+  // clamped 0, 0.25, 0.75, 1 (OpenCV INTER_LINEAR gives 0, 2.5, 7.5, 10).
+  Image a = ramp(2, 1, 1);
+  Image b = resize_bilinear(a, 4, 1);
+  EXPECT_FLOAT_EQ(b.at(0, 0, 0), 0.0f);
+  EXPECT_FLOAT_EQ(b.at(0, 1, 0), 2.5f);
+  EXPECT_FLOAT_EQ(b.at(0, 2, 0), 7.5f);
+  EXPECT_FLOAT_EQ(b.at(0, 3, 0), 10.0f);
+}
+
+TEST(Vision, ToTensorLayoutsNormalizeAndBgr) {
+  Image a = ramp(3, 2, 3);
+  Normalize n;
+  n.scale = 1;
+  n.mean = {1, 2, 3, 0};
+  n.std = {2, 2, 2, 1};
+  Tensor nchw = to_tensor(a, Layout::NCHW, n), nhwc = to_tensor(a, Layout::NHWC, n);
+  EXPECT_EQ(nchw.shape(), (Shape{1, 3, 2, 3}));
+  EXPECT_EQ(nhwc.shape(), (Shape{1, 2, 3, 3}));
+  // Pixel (y=1, x=2), channel 1: value 121 -> (121 - 2) / 2.
+  EXPECT_FLOAT_EQ(nchw.data<float>()[(1 * 2 + 1) * 3 + 2], 59.5f);
+  EXPECT_FLOAT_EQ(nhwc.data<float>()[(1 * 3 + 2) * 3 + 1], 59.5f);
+  n.bgr = true;  // tensor channel 0 now reads image channel 2 (122)
+  EXPECT_FLOAT_EQ(to_tensor(a, Layout::NCHW, n).data<float>()[(0 * 2 + 1) * 3 + 2], (122.0f - 1) / 2);
+}
+
+TEST(Vision, PngRoundTrip) {
+  Image a = ramp(4, 3, 4);
+  for (float& v : a.pixels) v = std::fmod(v, 256.0f);
+  std::string path = ::testing::TempDir() + "/kestrel_vision_test.png";
+  write_png(path, a);
+  Image b = load_image(path, 4);
+  EXPECT_EQ(b.pixels, a.pixels);
+}
+
+TEST(Compare, AgreementMeasures) {
+  Tensor ref = Tensor::from_f32({4}, {1, -2, 4, 0});
+  Tensor ours = Tensor::from_f32({4}, {1, -2, 3.5f, 0});
+  Agreement g = agreement(ours, ref);
+  EXPECT_DOUBLE_EQ(g.max_abs, 0.5);
+  EXPECT_NEAR(g.max_rel, 0.125, 1e-12);  // relative to max|ref| = 4
+  EXPECT_NEAR(g.cosine, (1 + 4 + 14.0) / (std::sqrt(21.0) * std::sqrt(17.25)), 1e-12);
+  EXPECT_DOUBLE_EQ(agreement(ref, ref).cosine, 1.0);
+  Tensor nan = Tensor::from_f32({4}, {1, -2, NAN, 0});
+  EXPECT_TRUE(std::isinf(agreement(nan, ref).max_abs));
+  EXPECT_DOUBLE_EQ(agreement(nan, nan).max_abs, 0.0);
+  EXPECT_THROW(agreement(ref, Tensor::from_f32({2}, {1, 2})), Error);
+}
+
+TEST(RealModels, VoicedWaveformIsDeterministicAndBounded) {
+  auto a = real_models::voiced_waveform(16000, 16000), b = real_models::voiced_waveform(16000, 16000);
+  EXPECT_EQ(a, b);
+  float peak = 0;
+  for (float v : a) peak = std::max(peak, std::abs(v));
+  EXPECT_NEAR(peak, 0.5f, 1e-6);
+}
+
+}  // namespace
+}  // namespace kestrel
