@@ -53,6 +53,25 @@ int Graph::add_value(const std::string& n) {
   return id;
 }
 
+namespace {
+std::vector<std::string> outer_names(const Graph& g) {
+  std::vector<std::string> names;
+  for (int v : g.outer_refs) names.push_back(g.values[size_t(v)].name);
+  for (const Node& n : g.nodes)
+    for (std::string& name : implicit_reads(n))
+      if (g.find(name) < 0) names.push_back(std::move(name));
+  return names;
+}
+}  // namespace
+
+std::vector<std::string> implicit_reads(const Node& n) {
+  std::vector<std::string> names;
+  for (const auto& [k, a] : n.attrs)
+    if (a.g)
+      for (std::string& name : outer_names(*a.g)) names.push_back(std::move(name));
+  return names;
+}
+
 void topo_sort(Graph& g) {
   // producer[v] = index of the node writing value v, or -1.
   std::vector<int> producer(g.values.size(), -1);
@@ -74,15 +93,19 @@ void topo_sort(Graph& g) {
         fail(g.nodes[i].where(), " reads '", g.values[size_t(v)].name,
              "', which is neither a graph input, an initializer nor any node's output");
 
-  // Kahn's algorithm, stable in file order.
+  // Kahn's algorithm, stable in file order. A node depends on the producers
+  // of its inputs and of the values its subgraphs read implicitly.
   std::vector<int> pending(g.nodes.size(), 0);
   std::vector<std::vector<int>> consumers(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int v : g.nodes[i].inputs)
-      if (v >= 0 && producer[size_t(v)] >= 0) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::vector<int> deps = g.nodes[i].inputs;
+    for (const std::string& name : implicit_reads(g.nodes[i])) deps.push_back(g.find(name));
+    for (int v : deps)
+      if (v >= 0 && producer[size_t(v)] >= 0 && producer[size_t(v)] != int(i)) {
         ++pending[i];
         consumers[size_t(producer[size_t(v)])].push_back(int(i));
       }
+  }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (pending[i] == 0) ready.push(int(i));

@@ -78,6 +78,10 @@ struct Graph {
   int add_value(const std::string& name);    // returns the existing id if present
 };
 
+// Names that a node's subgraphs (If branches, Loop bodies), at any depth,
+// read from scopes outside themselves: implicit inputs of the node.
+std::vector<std::string> implicit_reads(const Node& n);
+
 // Sorts g.nodes so every node follows the producers of its inputs. Throws an
 // Error naming the nodes on a cycle, or a value that nothing produces.
 void topo_sort(Graph& g);

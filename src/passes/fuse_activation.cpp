@@ -11,16 +11,6 @@
 namespace kestrel::passes {
 namespace {
 
-// Names read by any subgraph (at any depth): such values must keep their identity.
-void subgraph_reads(const ir::Graph& g, std::set<std::string>& names) {
-  for (const auto& n : g.nodes)
-    for (const auto& [k, a] : n.attrs)
-      if (a.g) {
-        for (int v : a.g->outer_refs) names.insert(a.g->values[size_t(v)].name);
-        subgraph_reads(*a.g, names);
-      }
-}
-
 // The activation's parameters, or false if it cannot be fused (e.g. Clip bounds not constant).
 bool activation_params(const ir::Graph& g, const ir::Node& act, std::vector<float>& params) {
   switch (ops::Epilogue::kind_of(act.op_type)) {
@@ -61,8 +51,9 @@ int fuse_activations(ir::Graph& g) {
     for (int v : n.inputs)
       if (v >= 0) ++readers[v];
   std::set<int> outputs(g.outputs.begin(), g.outputs.end());
-  std::set<std::string> outer;
-  subgraph_reads(g, outer);
+  std::set<std::string> outer;  // read implicitly by subgraphs: must keep their identity
+  for (const auto& n : g.nodes)
+    for (std::string& name : ir::implicit_reads(n)) outer.insert(std::move(name));
   std::map<int, size_t> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].outputs)

@@ -13,20 +13,6 @@ const Tensor* Scope::lookup(const std::string& name) const {
   return nullptr;
 }
 
-namespace {
-// Names a subgraph, or any subgraph nested in it, reads from enclosing scopes.
-std::vector<std::string> outer_names(const ir::Graph& g) {
-  std::vector<std::string> names;
-  for (int v : g.outer_refs) names.push_back(g.values[size_t(v)].name);
-  for (const ir::Node& n : g.nodes)
-    for (const auto& [k, a] : n.attrs)
-      if (a.g)
-        for (std::string& name : outer_names(*a.g))
-          if (g.find(name) < 0) names.push_back(std::move(name));
-  return names;
-}
-}  // namespace
-
 Plan Plan::build(const ir::Graph& g) {
   Plan p;
   p.graph = &g;
@@ -44,12 +30,10 @@ Plan Plan::build(const ir::Graph& g) {
   // A node with subgraphs (If, Loop) also reads, through them, the outer
   // names they use: keep those alive until the node has run.
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& [k, a] : g.nodes[i].attrs)
-      if (a.g)
-        for (const std::string& name : outer_names(*a.g)) {
-          int v = g.find(name);
-          if (v >= 0) last[size_t(v)] = std::max(last[size_t(v)], int(i));
-        }
+    for (const std::string& name : ir::implicit_reads(g.nodes[i])) {
+      int v = g.find(name);
+      if (v >= 0) last[size_t(v)] = std::max(last[size_t(v)], int(i));
+    }
   // Outputs nobody reads die right after they are produced.
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].outputs)
