@@ -20,15 +20,15 @@ const only = arg('--models', '');
 
 // name, file under models/, symbolic dims to fix (the shapes the app uses)
 const MODELS = [
-  ['ppocr-det 640x640', 'ppocr_det.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=640', 'p2o.DynamicDimension.2=640']],
-  ['ppocr-rec 48x320', 'ppocr_rec.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=320']],
-  ['ppocr-cls 48x192', 'ppocr_cls.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=48', 'p2o.DynamicDimension.2=192']],
+  ['ppocr-det 640x640', 'ppocrv4_det.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=640', 'p2o.DynamicDimension.2=640']],
+  ['ppocr-rec 48x320', 'ppocrv4_rec.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=320']],
+  ['ppocr-cls 48x192', 'ppocr_mobile_v2_cls.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=48', 'p2o.DynamicDimension.2=192']],
   ['isnet medium 1024', 'isnet_medium.onnx', []],
   ['isnet small (int8) 1024', 'isnet_small.onnx', []],
-  ['blazeface front 128', 'blazeface_front.onnx', []],
-  ['blazeface back 256', 'blazeface_back.onnx', []],
-  ['mlsd tiny 320', 'mlsd_tiny.onnx', []],
-  ['mlsd large 320', 'mlsd_large.onnx', []],
+  ['blazeface front 128', 'blazeface_front_128.onnx', []],
+  ['blazeface back 256', 'blazeface_back_256.onnx', []],
+  ['mlsd tiny 320', 'mlsd_tiny_320.onnx', []],
+  ['mlsd large 320', 'mlsd_large_320.onnx', []],
   ['silero vad 512 samples', 'silero_vad.onnx', []],
 ];
 

@@ -1,5 +1,7 @@
 // kestrel run / kestrel bench
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 
@@ -34,8 +36,42 @@ int cmd_run(int argc, char** argv) {
   return 0;
 }
 
+namespace {
+// Per-op-type time over the measured runs, for `bench --profile`.
+struct Profile {
+  std::map<std::string, std::pair<double, int>> by_op;  // op -> (ms, nodes run)
+  std::map<std::string, double> by_node;                // "name (op)" -> ms
+  static void record(void* self, const ir::Node& n, double ms) {
+    auto* p = static_cast<Profile*>(self);
+    auto& e = p->by_op[n.op_type];
+    e.first += ms;
+    e.second += 1;
+    p->by_node[n.name + " (" + n.op_type + ")"] += ms;
+  }
+  void print(int runs) const {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (auto& [op, e] : by_op) {
+      rows.push_back({e.first / runs, op});
+      total += e.first / runs;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::printf("%-24s %10s %7s %7s\n", "op", "ms/run", "share", "nodes");
+    for (auto& [ms, op] : rows)
+      std::printf("%-24s %10.3f %6.1f%% %7d\n", op.c_str(), ms, 100 * ms / total, by_op.at(op).second / runs);
+    std::vector<std::pair<double, std::string>> nodes;
+    for (auto& [name, t] : by_node) nodes.push_back({t / runs, name});
+    std::sort(nodes.rbegin(), nodes.rend());
+    std::printf("slowest nodes:\n");
+    for (size_t i = 0; i < nodes.size() && i < 12; ++i)
+      std::printf("  %-40s %10.3f ms\n", nodes[i].second.c_str(), nodes[i].first);
+  }
+};
+}  // namespace
+
 int cmd_bench(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--backend", "--threads", "--runs", "--warmup", "--dim"}, {"--json"});
+  Args a = parse_args(argc, argv, {"--input", "--backend", "--threads", "--runs", "--warmup", "--dim"},
+                      {"--json", "--profile"});
   KESTREL_CHECK(a.positional.size() == 1, "bench expects one MODEL argument");
   int runs = a.get_int("--runs", 20), warmup = a.get_int("--warmup", 3);
   KESTREL_CHECK(runs >= 1 && warmup >= 0, "--runs must be at least 1 and --warmup at least 0");
@@ -43,9 +79,17 @@ int cmd_bench(int argc, char** argv) {
   auto s = Session::load(path, session_options(a));
   auto inputs = make_inputs(*s, a);
   std::vector<double> ms;
+  Profile profile;
   for (int i = 0; i < warmup + runs; ++i) {
     RunStats st;
-    s->run(inputs, &st);
+    if (a.has("--profile") && i >= warmup) {
+      // Timed node by node: the total includes the observer's small overhead.
+      auto t0 = std::chrono::steady_clock::now();
+      s->run_traced(inputs, &Profile::record, &profile);
+      st.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    } else {
+      s->run(inputs, &st);
+    }
     if (i >= warmup) ms.push_back(st.ms);
     progress("bench", i + 1, warmup + runs);
   }
@@ -59,6 +103,7 @@ int cmd_bench(int argc, char** argv) {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
                 s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
   }
+  if (a.has("--profile")) profile.print(runs);
   return 0;
 }
 

@@ -10,7 +10,7 @@ const char* kUsage =
     "usage: kestrel <command> MODEL [options]\n"
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu] [--threads N] [--dim SYM=N]...\n"
     "      [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
-    "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json]\n"
+    "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json] [--profile]\n"
     "  inspect MODEL [--json]\n"
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
     "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n";

@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include "core/buffer_pool.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -21,19 +23,20 @@ std::string shape_str(const Shape& s) {
   return os.str();
 }
 
-std::shared_ptr<uint8_t[]> allocate_bytes(size_t n) {
-  size_t padded = (n + 63) / 64 * 64;
-  if (padded == 0) padded = 64;
-  void* p = std::aligned_alloc(64, padded);
-  if (!p) fail("out of host memory allocating ", n, " bytes");
-  std::memset(p, 0, padded);
-  return std::shared_ptr<uint8_t[]>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+std::shared_ptr<uint8_t[]> allocate_bytes(size_t n) { return pooled_bytes(n, true); }
+
+Tensor::Tensor(DType dtype, Shape shape) : Tensor(uninitialized(dtype, std::move(shape))) {
+  if (nbytes()) std::memset(raw(), 0, nbytes());
 }
 
-Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
   KESTREL_CHECK(dtype_supported(dtype), "cannot allocate a tensor of type ", dtype_name(dtype));
-  for (int64_t d : shape_) KESTREL_CHECK(d >= 0, "negative dimension in shape ", shape_str(shape_));
-  storage_ = allocate_bytes(nbytes());
+  for (int64_t d : shape) KESTREL_CHECK(d >= 0, "negative dimension in shape ", shape_str(shape));
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = pooled_bytes(t.nbytes(), false);
+  return t;
 }
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage, size_t offset)

@@ -21,6 +21,8 @@ class Tensor {
   Tensor() = default;
   // Allocates zero-initialized storage for the shape.
   Tensor(DType dtype, Shape shape);
+  // Allocates storage whose contents are unspecified (for outputs a kernel overwrites whole).
+  static Tensor uninitialized(DType dtype, Shape shape);
   // Wraps existing shared storage (no copy). `bytes` must hold the shape.
   Tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage, size_t offset = 0);
 
@@ -63,7 +65,7 @@ class Tensor {
   size_t offset_ = 0;
 };
 
-// 64-byte aligned, zeroed allocation.
+// 64-byte aligned, zeroed allocation (from the buffer pool).
 std::shared_ptr<uint8_t[]> allocate_bytes(size_t n);
 
 // Calls f with a typed null pointer for the tensor's dtype:

@@ -82,6 +82,8 @@ void run_conv_transpose(KernelContext& ctx) {
       ctx.fail("bias ", shape_str(B.shape()), " must hold one float per output channel (", M, ")");
     const float* b = B.data<float>();
     parallel_for(ctx, N * M, 16, [&](int64_t p) { std::fill_n(y + p * OS, OS, b[p % M]); });
+  } else {
+    std::fill_n(y, Y.numel(), 0.f);  // col2im accumulates into Y
   }
   if (Y.numel() == 0 || IS == 0) return;
   const float* x = X.data<float>();

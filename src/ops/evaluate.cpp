@@ -12,7 +12,7 @@ class StandaloneContext : public KernelContext {
     if (!has_input(i)) fail("required input ", i, " is missing");
     return in_[size_t(i)];
   }
-  Tensor& output(int i, DType dtype, Shape shape) override { return slot(i) = Tensor(dtype, std::move(shape)); }
+  Tensor& output(int i, DType dtype, Shape shape) override { return slot(i) = new_output_tensor(dtype, std::move(shape)); }
   void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
   int threads() const override { return threads_; }
   std::vector<Tensor> run_subgraph(const ir::Graph&, const std::vector<Tensor>&) override {

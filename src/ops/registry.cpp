@@ -1,6 +1,8 @@
 #include "ops/registry.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -36,6 +38,16 @@ std::string why_unsupported(const std::string& domain, const std::string& op, in
     ranges += (ranges.empty() ? "" : ", ") + std::to_string(it->second.min_opset) + ".." +
               std::to_string(it->second.max_opset);
   return "opset " + std::to_string(opset) + " is not supported (kernel covers " + ranges + ")";
+}
+
+Tensor new_output_tensor(DType dtype, Shape shape) {
+  static const bool poison = [] {
+    const char* e = std::getenv("KESTREL_POISON_OUTPUTS");
+    return e && std::string(e) == "1";
+  }();
+  Tensor t = Tensor::uninitialized(dtype, std::move(shape));
+  if (poison && t.nbytes()) std::memset(t.raw(), 0xFF, t.nbytes());
+  return t;
 }
 
 std::vector<const OpDef*> all_ops() {

@@ -49,6 +49,11 @@ class KernelContext {
 
 using KernelFn = void (*)(KernelContext&);
 
+// Storage for a kernel's output. Its contents are unspecified: kernels must
+// write every element. With KESTREL_POISON_OUTPUTS=1 it is filled with NaN
+// bytes (0xFF) so a kernel that relies on zeroed memory fails its tests.
+Tensor new_output_tensor(DType dtype, Shape shape);
+
 struct OpDef {
   std::string name;
   std::string domain;  // "" is the default ONNX domain

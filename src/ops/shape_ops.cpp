@@ -31,7 +31,7 @@ void run_constant_of_shape(KernelContext& ctx) {
     if (d < 0) ctx.fail("shape ", shape_str(shape), " has a negative dimension");
   const ir::Attribute* a = ctx.node.attr("value");
   if (!a) {
-    ctx.output(0, DType::Float32, shape);  // zero-filled
+    ctx.set_output(0, Tensor(DType::Float32, shape));  // the Tensor constructor zero-fills
     return;
   }
   const Tensor& v = a->t;
@@ -96,13 +96,14 @@ void run_eye_like(KernelContext& ctx) {
   DType dt = ctx.node.has("dtype") ? DType(ctx.node.attr_i("dtype", 1)) : x.dtype();
   if (!dtype_supported(dt)) ctx.fail("dtype ", int(dt), " is not supported");
   int64_t k = ctx.node.attr_i("k", 0), rows = x.dim(0), cols = x.dim(1);
-  Tensor& y = ctx.output(0, dt, x.shape());
+  Tensor y(dt, x.shape());  // zero-filled; the diagonal is set below
   Tensor one = Tensor::scalar_f32(1).cast(dt);
   size_t es = dtype_size(dt);
   for (int64_t i = 0; i < rows; ++i) {
     int64_t j = i + k;
     if (j >= 0 && j < cols) std::memcpy(y.raw() + size_t(i * cols + j) * es, one.raw(), es);
   }
+  ctx.set_output(0, y);
 }
 
 }  // namespace

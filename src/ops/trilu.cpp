@@ -18,9 +18,10 @@ void run_trilu(KernelContext& ctx) {
   }
   bool upper = ctx.node.attr_i("upper", 1) != 0;
   int64_t rows = x.dim(-2), cols = x.dim(-1);
-  Tensor& y = ctx.output(0, x.dtype(), x.shape());  // zero-filled
+  Tensor y(x.dtype(), x.shape());  // zero-filled: only the kept triangle is copied
   size_t es = dtype_size(x.dtype());
   int64_t total_rows = rows ? x.numel() / cols : 0;
+  ctx.set_output(0, y);  // storage is shared: the copies below land in the output
   if (cols == 0) return;
   parallel_for(ctx, total_rows, 8192 / (cols * int64_t(es)) + 1, [&](int64_t t) {
     int64_t i = t % rows;

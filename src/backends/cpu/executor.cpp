@@ -67,7 +67,7 @@ class CpuKernelContext : public ops::KernelContext {
   Tensor& output(int i, DType dtype, Shape shape) override {
     for (int64_t d : shape)
       if (d < 0) fail("computed a negative dimension for output ", i, ": ", shape_str(shape));
-    return slot(i) = Tensor(dtype, std::move(shape));
+    return slot(i) = ops::new_output_tensor(dtype, std::move(shape));
   }
   void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
   int threads() const override { return opts_.threads; }

@@ -1,0 +1,88 @@
+#include "core/buffer_pool.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/error.h"
+
+namespace kestrel {
+namespace {
+
+// Size classes: multiples of 64 bytes up to 4 KiB, then four steps per power
+// of two (so a buffer is at most 25% larger than asked for).
+size_t size_class(size_t n) {
+  if (n <= 4096) return std::max<size_t>(64, (n + 63) / 64 * 64);
+  size_t p = 4096;
+  while (p * 2 < n) p *= 2;
+  size_t step = p / 4;
+  return (n + step - 1) / step * step;
+}
+
+class Pool {
+ public:
+  Pool() {
+    const char* env = std::getenv("KESTREL_POOL_MB");
+    if (env) cap_ = size_t(std::strtoull(env, nullptr, 10)) << 20;
+  }
+  ~Pool() {
+    for (auto& [size, p] : idle_) std::free(p);
+  }
+  uint8_t* take(size_t cls) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = idle_.find(cls);
+      if (it != idle_.end()) {
+        uint8_t* p = it->second;
+        idle_.erase(it);
+        idle_bytes_ -= cls;
+        return p;
+      }
+    }
+    void* p = std::aligned_alloc(64, cls);
+    if (!p) fail("out of host memory allocating ", cls, " bytes");
+    return static_cast<uint8_t*>(p);
+  }
+  void give(uint8_t* p, size_t cls) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (idle_bytes_ + cls <= cap_) {
+        idle_.emplace(cls, p);
+        idle_bytes_ += cls;
+        return;
+      }
+    }
+    std::free(p);
+  }
+  size_t idle_bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return idle_bytes_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, uint8_t*> idle_;
+  size_t idle_bytes_ = 0;
+  size_t cap_ = size_t(4096) << 20;
+};
+
+// Never destroyed: tensors held in static objects may be freed after main.
+Pool& pool() {
+  static Pool* p = new Pool();
+  return *p;
+}
+
+}  // namespace
+
+std::shared_ptr<uint8_t[]> pooled_bytes(size_t n, bool zero) {
+  size_t cls = size_class(n);
+  uint8_t* p = pool().take(cls);
+  if (zero) std::memset(p, 0, cls);
+  return std::shared_ptr<uint8_t[]>(p, [cls](uint8_t* q) { pool().give(q, cls); });
+}
+
+size_t pool_idle_bytes() { return pool().idle_bytes(); }
+
+}  // namespace kestrel
