@@ -1,4 +1,4 @@
-// Conv (1-D/2-D/3-D, grouped, depthwise, dilated) and ConvInteger.
+// Conv (1-D/2-D/3-D, grouped, depthwise, dilated), ConvInteger and QLinearConv.
 // Float paths: 1x1 stride-1 convolutions are one GEMM on the input as is;
 // depthwise ones run a direct kernel; everything else is im2col in bounded
 // chunks of output positions followed by SGEMM.
@@ -7,6 +7,7 @@
 #include "ops/common.h"
 #include "ops/conv_util.h"
 #include "ops/gemm_util.h"
+#include "ops/requantize.h"
 
 namespace kestrel::ops {
 namespace {
@@ -147,22 +148,20 @@ void run_conv(KernelContext& ctx) {
   });
 }
 
-void run_conv_integer(KernelContext& ctx) {
-  const Tensor& X = ctx.input(0);
-  const Tensor& Wt = ctx.input(1);
-  ConvShape s = conv_shape(ctx, X, Wt);
+// Exact int32 convolution of 8-bit X and W minus their zero points (a
+// scalar for X; a scalar or one per output channel for W).
+Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X, const Tensor& Wt, const Tensor* xzp,
+                  const Tensor* wzp) {
   const WindowGeom& g = s.g;
-  Tensor xzp = ctx.has_input(2) ? ctx.input(2) : Tensor();
-  Tensor wzp = ctx.has_input(3) ? ctx.input(3) : Tensor();
-  if (xzp.defined() && xzp.numel() != 1) ctx.fail("x_zero_point must be a scalar, got ", shape_str(xzp.shape()));
+  if (xzp && xzp->numel() != 1) ctx.fail("x_zero_point must be a scalar, got ", shape_str(xzp->shape()));
   std::vector<int32_t> x = widen_int8(
-      ctx, X, xzp.defined() ? &xzp : nullptr, [](int64_t) { return 0; }, 1, "input");
+      ctx, X, xzp, [](int64_t) { return 0; }, 1, "input");
   // A per-output-channel weight zero point covers one filter of Cg * kernel values.
   const int64_t filter = s.Cg * g.kernel_size();
   std::vector<int32_t> w = widen_int8(
-      ctx, Wt, wzp.defined() ? &wzp : nullptr, [&](int64_t i) { return i / filter; }, s.M, "weight");
-  Tensor& Y = ctx.output(0, DType::Int32, out_shape(s));
-  if (Y.numel() == 0) return;
+      ctx, Wt, wzp, [&](int64_t i) { return i / filter; }, s.M, "weight");
+  Tensor Y(DType::Int32, out_shape(s));
+  if (Y.numel() == 0) return Y;
   const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size(), K = s.Cg * KS;
   std::vector<int32_t> col(size_t(K * OS));
   int32_t* y = Y.data<int32_t>();
@@ -171,11 +170,47 @@ void run_conv_integer(KernelContext& ctx) {
       im2col(g, x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, 0, OS, col.data());
       igemm(ctx, s.Mg, OS, K, w.data() + gi * s.Mg * K, col.data(), y + (n * s.M + gi * s.Mg) * OS);
     }
+  return Y;
+}
+
+const Tensor* optional_input(const KernelContext& ctx, int i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; }
+
+void run_conv_integer(KernelContext& ctx) {
+  ConvShape s = conv_shape(ctx, ctx.input(0), ctx.input(1));
+  ctx.set_output(0, conv_int32(ctx, s, ctx.input(0), ctx.input(1), optional_input(ctx, 2), optional_input(ctx, 3)));
+}
+
+// QLinearConv: inputs x, x_scale, x_zero_point, w, w_scale, w_zero_point,
+// y_scale, y_zero_point and an optional int32 bias B.
+void run_qlinear_conv(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& Wt = ctx.input(3);
+  ConvShape s = conv_shape(ctx, X, Wt);
+  std::vector<float> x_scale = read_scales(ctx, 1, 1, "x_scale");
+  std::vector<float> w_scale = read_scales(ctx, 4, s.M, "w_scale");
+  std::vector<float> y_scale = read_scales(ctx, 6, 1, "y_scale");
+  Tensor acc = conv_int32(ctx, s, X, Wt, optional_input(ctx, 2), optional_input(ctx, 5));
+  const int64_t OS = s.g.out_size();
+  if (const Tensor* B = optional_input(ctx, 8)) {
+    if (B->dtype() != DType::Int32 || B->numel() != s.M)
+      ctx.fail("bias ", dtype_name(B->dtype()), " ", shape_str(B->shape()), " must hold one int32 per output channel (",
+               s.M, ")");
+    const int32_t* b = B->data<int32_t>();
+    int32_t* a = acc.data<int32_t>();
+    for (int64_t i = 0; i < acc.numel(); ++i) a[i] += b[(i / OS) % s.M];
+  }
+  std::vector<float> mult(w_scale.size());
+  for (size_t m = 0; m < w_scale.size(); ++m) mult[m] = x_scale[0] * w_scale[m] / y_scale[0];
+  const Tensor* yzp = optional_input(ctx, 7);
+  if (yzp && yzp->numel() != 1) ctx.fail("y_zero_point must be a scalar, got ", shape_str(yzp->shape()));
+  Tensor& Y = ctx.output(0, yzp ? yzp->dtype() : X.dtype(), acc.shape());
+  requantize_into(ctx, acc, mult, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y, [&](int64_t i) { return (i / OS) % s.M; });
 }
 
 }  // namespace
 
 KESTREL_OP(Conv, {.min_opset = 1, .run = run_conv});
 KESTREL_OP(ConvInteger, {.min_opset = 10, .run = run_conv_integer});
+KESTREL_OP(QLinearConv, {.min_opset = 10, .run = run_qlinear_conv});
 
 }  // namespace kestrel::ops

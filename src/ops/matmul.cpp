@@ -1,7 +1,9 @@
 // MatMul (numpy semantics: 1-D operands, broadcast batch dims) and
-// MatMulInteger (uint8/int8 with zero points, exact int32 result).
+// MatMulInteger (uint8/int8 with zero points, exact int32 result) and
+// QLinearMatMul (the same, requantized to 8 bits).
 #include "ops/common.h"
 #include "ops/gemm_util.h"
+#include "ops/requantize.h"
 
 namespace kestrel::ops {
 namespace {
@@ -115,9 +117,41 @@ void run_matmul_integer(KernelContext& ctx) {
     igemm(ctx, M, N, K, a.data() + p.a_off[i], b.data() + p.b_off[i], c + p.c_off[i]);
 }
 
+// QLinearMatMul: inputs a, a_scale, a_zero_point, b, b_scale, b_zero_point,
+// y_scale, y_zero_point. a's scale and zero point may be per row (M values),
+// b's per column (N values).
+void run_qlinear_matmul(KernelContext& ctx) {
+  const Tensor& A = ctx.input(0);
+  const Tensor& B = ctx.input(3);
+  MatMulPlan p = plan_matmul(ctx, A.shape(), B.shape());
+  const int64_t M = p.M, K = p.K, N = p.N;
+  std::vector<float> a_scale = read_scales(ctx, 1, M, "a_scale");
+  std::vector<float> b_scale = read_scales(ctx, 4, N, "b_scale");
+  std::vector<float> y_scale = read_scales(ctx, 6, 1, "y_scale");
+  const Tensor* azp = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  const Tensor* bzp = ctx.has_input(5) ? &ctx.input(5) : nullptr;
+  std::vector<int32_t> a = widen_int8(ctx, A, azp, [&](int64_t i) { return (i / K) % M; }, M, "A");
+  std::vector<int32_t> b = widen_int8(ctx, B, bzp, [&](int64_t i) { return i % N; }, N, "B");
+  Tensor acc(DType::Int32, p.out);
+  int32_t* c = acc.data<int32_t>();
+  for (size_t i = 0; i < p.c_off.size(); ++i)
+    igemm(ctx, M, N, K, a.data() + p.a_off[i], b.data() + p.b_off[i], c + p.c_off[i]);
+  // One multiplier per (row, column) of each output matrix, or one in all.
+  bool single = a_scale.size() == 1 && b_scale.size() == 1;
+  std::vector<float> mult(single ? 1 : size_t(M * N));
+  for (size_t r = 0; r < mult.size(); ++r)
+    mult[r] = a_scale[a_scale.size() == 1 ? 0 : r / size_t(N)] * b_scale[b_scale.size() == 1 ? 0 : r % size_t(N)] /
+              y_scale[0];
+  const Tensor* yzp = ctx.has_input(7) ? &ctx.input(7) : nullptr;
+  if (yzp && yzp->numel() != 1) ctx.fail("y_zero_point must be a scalar, got ", shape_str(yzp->shape()));
+  Tensor& Y = ctx.output(0, yzp ? yzp->dtype() : A.dtype(), p.out);
+  requantize_into(ctx, acc, mult, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y, [&](int64_t i) { return i % (M * N); });
+}
+
 }  // namespace
 
 KESTREL_OP(MatMul, {.min_opset = 1, .run = run_matmul});
 KESTREL_OP(MatMulInteger, {.min_opset = 10, .run = run_matmul_integer});
+KESTREL_OP(QLinearMatMul, {.min_opset = 10, .run = run_qlinear_matmul});
 
 }  // namespace kestrel::ops
