@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 
 pkgs=(build-essential cmake pkg-config
       libprotobuf-dev protobuf-compiler libonnx-dev   # model loading: ONNX's own proto + shape inference
-      libopenblas-openmp-dev                          # SGEMM behind Conv/MatMul/Gemm, on Kestrel's OpenMP pool
+      libdnnl-dev                                     # oneDNN: SGEMM behind Conv/MatMul/Gemm (AVX-512 where present)
       libgtest-dev                                    # tests
       libonnx-testdata                                # ONNX's backend test suite
       libstb-dev                                      # JPEG/PNG read and write for the demos

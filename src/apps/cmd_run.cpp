@@ -41,12 +41,14 @@ namespace {
 struct Profile {
   std::map<std::string, std::pair<double, int>> by_op;  // op -> (ms, nodes run)
   std::map<std::string, double> by_node;                // "name (op)" -> ms
-  static void record(void* self, const ir::Node& n, double ms) {
+  static void record(void* self, const backends::NodeTiming& t) {
     auto* p = static_cast<Profile*>(self);
-    auto& e = p->by_op[n.op_type];
-    e.first += ms;
+    auto& e = p->by_op[t.node->op_type];
+    e.first += t.ms;
     e.second += 1;
-    p->by_node[n.name + " (" + n.op_type + ")"] += ms;
+    std::string shapes;
+    for (const Shape& s : t.input_shapes) shapes += (shapes.empty() ? "" : " ") + shape_str(s);
+    p->by_node[t.node->name + " (" + t.node->op_type + ") " + shapes] += t.ms;
   }
   void print(int runs) const {
     std::vector<std::pair<double, std::string>> rows;
@@ -64,7 +66,7 @@ struct Profile {
     std::sort(nodes.rbegin(), nodes.rend());
     std::printf("slowest nodes:\n");
     for (size_t i = 0; i < nodes.size() && i < 12; ++i)
-      std::printf("  %-40s %10.3f ms\n", nodes[i].second.c_str(), nodes[i].first);
+      std::printf("  %10.3f ms  %s\n", nodes[i].first, nodes[i].second.c_str());
   }
 };
 }  // namespace

@@ -16,10 +16,17 @@ struct NodeVerdict {
   std::string reason;  // why not, when unsupported
 };
 
+// What an observer learns about each node run (for tracing and profiles).
+struct NodeTiming {
+  const ir::Node* node = nullptr;
+  std::vector<Shape> input_shapes;  // empty shape for an omitted input
+  double ms = 0;                    // wall time of the kernel
+};
+using NodeObserver = void (*)(void* user, const NodeTiming& timing);
+
 struct RunOptions {
   int threads = 1;
-  // Optional observer: called after each node with its wall time (ms).
-  void (*on_node)(void* user, const ir::Node& node, double ms) = nullptr;
+  NodeObserver on_node = nullptr;  // optional: called after each node
   void* user = nullptr;
 };
 

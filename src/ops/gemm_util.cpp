@@ -1,61 +1,38 @@
 #include "ops/gemm_util.h"
 
-#include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <cstring>
 
 namespace kestrel::ops {
 
 namespace {
-// Kestrel threads GEMMs itself (OpenMP, like every other kernel) and keeps
-// OpenBLAS on the calling thread: two thread pools spinning on the same cores
-// slow convolutions down by an order of magnitude.
-void blas_single_threaded() {
-  static const bool once = [] {
-    openblas_set_num_threads(1);
-    return true;
-  }();
-  (void)once;
-}
-
-void cblas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-           const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+// oneDNN's SGEMM (row-major). It threads with OpenMP: called from inside one
+// of Kestrel's parallel loops it stays on the calling thread; called outside,
+// it uses the run's thread count, which the executor sets as the OpenMP
+// default for the calling thread.
+void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
+          int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
   if (K == 0) {  // nothing to multiply: C = beta * C
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
     return;
   }
-  blas_single_threaded();
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(M), int(N), int(K),
-              alpha, A, int(lda), B, int(ldb), beta, C, int(ldc));
+  dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (st != dnnl_success) fail("oneDNN sgemm failed (status ", int(st), ") for M=", M, " N=", N, " K=", K);
 }
 }  // namespace
 
 void sgemm(const KernelContext& ctx, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  int threads = ctx.threads();
-  if (threads <= 1 || M * N * K < (1 << 18) || (M < 32 && N < 32)) {
-    cblas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    return;
-  }
-  // One slab of C per thread, split along the longer side (16-aligned for SIMD).
-  bool by_cols = N >= M;
-  int64_t len = by_cols ? N : M;
-  int64_t step = ((len + threads - 1) / threads + 15) / 16 * 16;
-  int64_t parts = (len + step - 1) / step;
-  parallel_for(ctx, parts, 1, [&](int64_t p) {
-    int64_t s = p * step, n = std::min(step, len - s);
-    if (by_cols)
-      cblas(ta, tb, M, n, K, alpha, A, lda, tb ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
-    else
-      cblas(ta, tb, n, N, K, alpha, ta ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
-  });
+  (void)ctx;  // the thread count reaches oneDNN through OpenMP's default (see gemm above)
+  gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void sgemm_serial(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
                   const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
-  cblas(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void sgemm_batched(const KernelContext& ctx, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A,

@@ -1,5 +1,5 @@
 // Matrix-multiply building blocks for MatMul, Gemm, Einsum and the
-// convolutions: float GEMM on OpenBLAS, exact int32 GEMM, and the
+// convolutions: float GEMM on oneDNN, exact int32 GEMM, and the
 // im2col/col2im lowerings of sliding windows.
 #pragma once
 #include <cstdint>
@@ -9,9 +9,9 @@
 
 namespace kestrel::ops {
 
-// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major, split
-// over the run's threads. Must not be called from inside a parallel region
-// (use sgemm_serial there).
+// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major, on
+// oneDNN's SGEMM with the run's threads. Inside a parallel region it runs on
+// the calling thread only (prefer sgemm_serial there, which says so).
 void sgemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
            const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 // Same on the calling thread only, for use inside parallel_for.

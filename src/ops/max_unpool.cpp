@@ -37,7 +37,8 @@ void run_max_unpool(KernelContext& ctx) {
   const int64_t total = shape_numel(out);
   for (int64_t i : idx)
     if (i < 0 || i >= total) ctx.fail("index ", i, " is out of range for unpooled shape ", shape_str(out));
-  Tensor& Y = ctx.output(0, X.dtype(), given);
+  Tensor Y(X.dtype(), given);  // zero-filled: only pooled positions are written
+  ctx.set_output(0, Y);         // shares storage with Y
   // Element k of the unpooled tensor lands at the same multi-index in Y.
   std::vector<int64_t> place(static_cast<size_t>(total));
   for (int64_t k = 0; k < total; ++k) {

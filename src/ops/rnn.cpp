@@ -1,7 +1,6 @@
 // LSTM, GRU and RNN (inference). The input projection of every time step is
 // one GEMM up front; each step then needs only the recurrent GEMM of the
 // batch's hidden state and the elementwise gate math.
-#include <cblas.h>
 
 #include <cctype>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/gemm_util.h"
 
 namespace kestrel::ops {
 namespace {
@@ -77,8 +77,7 @@ std::vector<Act> read_activations(const KernelContext& ctx, Cell cell, int dirs)
 void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
              float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(m), int(n), int(k), 1.0f, a, int(lda), b, int(ldb), beta, c,
-              int(ldc));
+  sgemm_serial(false, true, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 
 void run_cell(KernelContext& ctx, Cell cell) {

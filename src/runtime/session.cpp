@@ -106,7 +106,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, Ru
 }
 
 std::vector<Tensor> Session::run_traced(const std::map<std::string, Tensor>& inputs,
-                                        void (*on_node)(void*, const ir::Node&, double), void* user) const {
+                                        backends::NodeObserver on_node, void* user) const {
   backends::RunOptions ro;
   ro.threads = threads_;
   ro.on_node = on_node;

@@ -9,13 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 
 namespace kestrel {
 
 namespace onnx_io { struct Model; }
-namespace backends { class Backend; class CompiledGraph; }
 
 struct TensorInfo {
   std::string name;
@@ -50,7 +50,7 @@ class Session {
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
   // Same, but each node's wall time is reported to `on_node` (for tracing).
   std::vector<Tensor> run_traced(const std::map<std::string, Tensor>& inputs,
-                                 void (*on_node)(void*, const ir::Node&, double), void* user) const;
+                                 backends::NodeObserver on_node, void* user) const;
 
  private:
   Session() = default;

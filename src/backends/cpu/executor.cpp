@@ -1,5 +1,8 @@
 #include "backends/cpu/executor.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <chrono>
 #include <unordered_set>
 
@@ -108,6 +111,9 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
                 inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i];
   Scope scope{&g, &env, outer};
+  // Libraries that thread with OpenMP (oneDNN's GEMM) take their thread count
+  // from the calling thread's default; make it this run's.
+  omp_set_num_threads(std::max(1, opts.threads));
   for (int v : g.outer_refs) {
     const Tensor* t = outer ? outer->lookup(g.values[size_t(v)].name) : nullptr;
     KESTREL_CHECK(t, "subgraph '", g.name, "' reads '", g.values[size_t(v)].name, "', which no enclosing scope defines");
@@ -147,7 +153,9 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
     }
     if (opts.on_node) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      opts.on_node(opts.user, n, ms);
+      NodeTiming t{&n, {}, ms};
+      for (int v : n.inputs) t.input_shapes.push_back(v >= 0 && env[size_t(v)].defined() ? env[size_t(v)].shape() : Shape{});
+      opts.on_node(opts.user, t);
     }
     for (int v : plan.release_after[i]) env[size_t(v)] = Tensor();
   }
