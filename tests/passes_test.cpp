@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "backends/backend.h"
 #include "passes/passes.h"
 
 using namespace kestrel;
@@ -45,4 +46,66 @@ TEST(ConstantFolding, FoldsShapeOnlyWhenExact) {
   ASSERT_EQ(g.nodes.size(), 1u);
   EXPECT_EQ(g.nodes[0].inputs[0], dynamic);
   EXPECT_EQ(g.initializers[g.find("s1")].to_i64(), (std::vector<int64_t>{1, 3}));
+}
+
+namespace {
+// x [1,3,5,5] -> Conv(w [4,3,3,3], b [4], pad 1) -> act -> y, and optionally a
+// second reader of the Conv output.
+ir::Graph conv_then(const std::string& act, bool second_reader) {
+  ir::Graph g;
+  int x = g.add_value("x");
+  g.values[size_t(x)].dtype = DType::Float32;
+  g.inputs = {x};
+  std::vector<float> w(4 * 3 * 3 * 3), b(4);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 7 % 11) - 5) / 4;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i) - 1.5f;
+  g.initializers[g.add_value("w")] = Tensor::from_f32({4, 3, 3, 3}, w);
+  g.initializers[g.add_value("b")] = Tensor::from_f32({4}, b);
+  ir::Node conv = make_node(g, "Conv", {"x", "w", "b"}, {"c"});
+  ir::Attribute pads;
+  pads.kind = ir::Attribute::Kind::Ints;
+  pads.ints = {1, 1, 1, 1};
+  conv.attrs["pads"] = pads;
+  g.nodes.push_back(conv);
+  std::vector<std::string> act_in = {"c"};
+  if (act == "Clip") {
+    g.initializers[g.add_value("lo")] = Tensor::scalar_f32(-0.5f);
+    g.initializers[g.add_value("hi")] = Tensor::scalar_f32(2.0f);
+    act_in = {"c", "lo", "hi"};
+  }
+  g.nodes.push_back(make_node(g, act, act_in, {"y"}));
+  g.outputs = {g.find("y")};
+  if (second_reader) {
+    g.nodes.push_back(make_node(g, "Identity", {"c"}, {"c2"}));
+    g.outputs.push_back(g.find("c2"));
+  }
+  return g;
+}
+
+std::vector<Tensor> run_graph(const ir::Graph& g, const Tensor& x) {
+  auto compiled = backends::make_cpu_backend()->compile(g);
+  backends::RunOptions opts;
+  opts.threads = 2;
+  return compiled->run({x}, opts);
+}
+}  // namespace
+
+TEST(ActivationFusion, FusedConvMatchesUnfusedForEachActivation) {
+  std::vector<float> xv(75);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 13 % 17) - 8) / 3;
+  Tensor x = Tensor::from_f32({1, 3, 5, 5}, xv);
+  for (std::string act : {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid"}) {
+    ir::Graph plain = conv_then(act, false), fused = conv_then(act, false);
+    ASSERT_EQ(passes::fuse_activations(fused), 1) << act;
+    ASSERT_EQ(fused.nodes.size(), 1u) << act;
+    std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(fused, x)[0].to_f32();
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << act << " element " << i;
+  }
+}
+
+TEST(ActivationFusion, LeavesConvWhoseOutputHasAnotherReader) {
+  ir::Graph g = conv_then("Relu", true);
+  EXPECT_EQ(passes::fuse_activations(g), 0);
+  EXPECT_EQ(g.nodes.size(), 3u);
 }

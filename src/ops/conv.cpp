@@ -6,6 +6,7 @@
 
 #include "ops/common.h"
 #include "ops/conv_util.h"
+#include "ops/epilogue.h"
 #include "ops/gemm_util.h"
 #include "ops/requantize.h"
 
@@ -107,44 +108,51 @@ void run_conv(KernelContext& ctx) {
   float* y = Y.data<float>();
   if (Y.numel() == 0) return;
 
+  const Epilogue epi = Epilogue::of(ctx.node);  // a fused activation, if any
   if (s.Cg == 1 && g.nd <= 2) {  // depthwise (channel multiplier Mg)
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t p) {
       int64_t n = p / s.M, m = p % s.M;
       depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS);
+      epi.apply(y + p * OS, OS);
     });
     return;
   }
 
-  // GEMM paths accumulate onto the bias.
-  float beta = 0.f;
-  if (bias) {
-    beta = 1.f;
-    parallel_for(ctx, s.N * s.M, 16, [&](int64_t p) { std::fill_n(y + p * OS, OS, bias[p % s.M]); });
-  }
+  // GEMM paths: each task multiplies one chunk of output positions on its own
+  // thread, then adds the bias and applies the activation while the chunk is
+  // still in cache. 1x1 stride-1 convolutions read the input in place; the
+  // others gather their windows first (im2col).
   bool pointwise = KS == 1;
   for (int d = 0; d < g.nd; ++d)
     pointwise = pointwise && g.stride[size_t(d)] == 1 && g.pad_begin[size_t(d)] == 0 && g.pad_end[size_t(d)] == 0;
   const int64_t K = s.Cg * KS;
-  if (pointwise) {
-    for (int64_t n = 0; n < s.N; ++n)
-      for (int64_t gi = 0; gi < s.group; ++gi)
-        sgemm(ctx, false, false, s.Mg, OS, K, 1.f, w + gi * s.Mg * K, K, x + (n * s.C + gi * s.Cg) * IS, IS, beta,
-              y + (n * s.M + gi * s.Mg) * OS, OS);
-    return;
-  }
-  // Each task gathers one chunk of output positions and multiplies it on its
-  // own thread; chunks are small enough to give every thread work.
   const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
-  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(kColBudget / std::max<int64_t>(K, 1), per_thread)));
+  const int64_t budget = pointwise ? kColBudget * 4 : kColBudget;  // no column copy: larger chunks pay
+  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(budget / std::max<int64_t>(K, 1), per_thread)));
   const int64_t nchunks = (OS + chunk - 1) / chunk;
   parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
     static thread_local std::vector<float> col;
     int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
     int64_t n = ng / s.group, gi = ng % s.group;
-    col.resize(size_t(K * nc));
-    im2col(g, x + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
-    sgemm_serial(false, false, s.Mg, nc, K, 1.f, w + gi * s.Mg * K, K, col.data(), nc, beta,
-                 y + (n * s.M + gi * s.Mg) * OS + o0, OS);
+    const float* xg = x + (n * s.C + gi * s.Cg) * IS;
+    const float* b = xg + o0;
+    int64_t ldb = IS;
+    if (!pointwise) {
+      col.resize(size_t(K * nc));
+      im2col(g, xg, s.Cg, o0, o1, col.data());
+      b = col.data();
+      ldb = nc;
+    }
+    float* yc = y + (n * s.M + gi * s.Mg) * OS + o0;
+    sgemm_serial(false, false, s.Mg, nc, K, 1.f, w + gi * s.Mg * K, K, b, ldb, 0.f, yc, OS);
+    for (int64_t m = 0; m < s.Mg; ++m) {
+      float* row = yc + m * OS;
+      if (bias) {
+        float bv = bias[gi * s.Mg + m];
+        for (int64_t j = 0; j < nc; ++j) row[j] += bv;
+      }
+      epi.apply(row, nc);
+    }
   });
 }
 

@@ -96,6 +96,5 @@ int fold_constants(ir::Graph& g) {
   return folded;
 }
 
-void run_default_passes(ir::Graph& g) { fold_constants(g); }
 
 }  // namespace kestrel::passes
