@@ -146,6 +146,14 @@ TEST(Conv, Pointwise1x1Strided) { check_conv({1, 6, 5, 1, {9, 11}, {1, 1}, {2, 2
 TEST(Conv, General3x3) { check_conv({2, 5, 7, 1, {13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}); }
 TEST(Conv, Im2colSpansSeveralChunks) { check_conv({1, 64, 8, 1, {40, 41}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, false); }
 TEST(Conv, Depthwise3x3Stride2) { check_conv({2, 8, 8, 8, {15, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}); }
+// Rows wide enough for the 16-column vector blocks, their overlapping tail
+// block and the scalar border columns, at strides 1 and 2, odd widths and pads.
+TEST(Conv, DepthwiseVectorBlocksStride1) { check_conv({1, 3, 3, 3, {7, 53}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}); }
+TEST(Conv, DepthwiseVectorBlocksStride2) { check_conv({1, 3, 3, 3, {9, 67}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}); }
+TEST(Conv, DepthwiseVectorBlocks5x5AsymmetricPads) {
+  check_conv({2, 2, 2, 2, {6, 40}, {5, 5}, {2, 2}, {1, 1}, {2, 1, 1, 2}});
+  check_conv({1, 2, 2, 2, {6, 37}, {5, 5}, {1, 1}, {1, 1}, {0, 3, 2, 0}});
+}
 TEST(Conv, Depthwise5x5Dilated) { check_conv({1, 6, 6, 6, {19, 16}, {5, 5}, {1, 1}, {2, 2}, {4, 3, 4, 5}}); }
 TEST(Conv, DepthwiseMultiplier) { check_conv({1, 4, 8, 4, {7, 9}, {3, 3}, {1, 2}, {1, 1}, {0, 1, 2, 1}}); }
 TEST(Conv, Grouped) { check_conv({2, 8, 12, 4, {10, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}); }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/common.h"
+#include "ops/conv_depthwise.h"
 #include "ops/conv_util.h"
 #include "ops/epilogue.h"
 #include "ops/gemm_util.h"
@@ -50,40 +51,6 @@ Shape out_shape(const ConvShape& s) {
   Shape out{s.N, s.M};
   out.insert(out.end(), s.g.out.begin(), s.g.out.end());
   return out;
-}
-
-// One output plane of a depthwise convolution (one input channel per output
-// channel, 1-D or 2-D). Each kernel tap adds a scaled input row segment into
-// the output row, so the inner loop is a contiguous (or strided) axpy.
-void depthwise_plane(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
-  bool two = g.nd == 2;
-  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
-  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
-  int64_t OH = two ? g.out[0] : 1, OW = g.out[two ? 1 : 0];
-  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
-  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
-  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    float* yr = y + oh * OW;
-    std::fill_n(yr, OW, bias);
-    for (int64_t kh = 0; kh < KH; ++kh) {
-      int64_t ih = oh * SH - PH + kh * DH;
-      if (ih < 0 || ih >= H) continue;
-      const float* xr = x + ih * W;
-      for (int64_t kw = 0; kw < KW; ++kw) {
-        float wv = w[kh * KW + kw];
-        int64_t iw0 = -PW + kw * DW;  // input column of output column 0
-        int64_t lo = iw0 >= 0 ? 0 : std::min(OW, (-iw0 + SW - 1) / SW);
-        int64_t hi = iw0 >= W ? 0 : std::min(OW, (W - iw0 + SW - 1) / SW);
-        if (SW == 1) {
-          const float* xs = xr + iw0;
-          for (int64_t j = lo; j < hi; ++j) yr[j] += wv * xs[j];
-        } else {
-          for (int64_t j = lo; j < hi; ++j) yr[j] += wv * xr[iw0 + j * SW];
-        }
-      }
-    }
-  }
 }
 
 void run_conv(KernelContext& ctx) {
