@@ -30,3 +30,16 @@ TEST(Tensor, CastFloatToIntTruncatesAndReshapeShares) {
   EXPECT_EQ(r.raw(), t.raw());
   EXPECT_THROW(t.reshaped({3}), Error);
 }
+
+TEST(Tensor, VectorHalfCastsMatchScalarConversions) {
+  // 8-wide F16C paths plus a scalar tail, over values that round both ways.
+  std::vector<float> v;
+  for (int i = 0; i < 1003; ++i) v.push_back((i - 500) * 0.01234567f + (i % 7) * 1e-5f);
+  v[3] = 70000.0f;  // overflows half
+  v[5] = 1e-7f;     // half subnormal
+  Tensor f = Tensor::from_f32({int64_t(v.size())}, v);
+  Tensor h = f.cast(DType::Float16);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(h.data<uint16_t>()[i], float_to_half(v[i])) << i;
+  Tensor back = h.cast(DType::Float32);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(back.data<float>()[i], half_to_float(h.data<uint16_t>()[i])) << i;
+}

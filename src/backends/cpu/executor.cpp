@@ -16,13 +16,26 @@ const Tensor* Scope::lookup(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+}  // namespace
+
 Plan Plan::build(const ir::Graph& g) {
   Plan p;
   p.graph = &g;
-  for (const ir::Node& n : g.nodes) {
+  p.widened.resize(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
     const ops::OpDef* d = ops::find_op(n.domain, n.op_type, n.opset);
     if (!d) fail(n.where(), ": ", ops::why_unsupported(n.domain, n.op_type, n.opset));
     p.kernels.push_back(d);
+    for (size_t k = 0; k < n.inputs.size() && !d->half_native; ++k) {
+      auto it = g.initializers.find(n.inputs[k]);
+      if (it != g.initializers.end() && is_half(it->second.dtype()))
+        p.widened[i].emplace_back(int(k), it->second.cast(DType::Float32));
+    }
+    for (const auto& [name, a] : n.attrs)
+      if (a.g && !p.subgraphs.count(a.g.get())) p.subgraphs[a.g.get()] = std::make_unique<Plan>(build(*a.g));
   }
   // A value dies after its last reader, unless it is a graph output or an
   // initializer (initializers are shared with the graph, never freed here).
@@ -49,14 +62,19 @@ Plan Plan::build(const ir::Graph& g) {
   return p;
 }
 
-namespace {
+const Plan& Plan::subgraph(const ir::Graph& g) const {
+  auto it = subgraphs.find(&g);
+  if (it == subgraphs.end()) fail("subgraph '", g.name, "' was not compiled with its graph");
+  return *it->second;
+}
 
-bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
+namespace {
 
 class CpuKernelContext : public ops::KernelContext {
  public:
-  CpuKernelContext(const ir::Node& n, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts)
-      : KernelContext(n), env_(env), scope_(scope), opts_(opts) {}
+  CpuKernelContext(const ir::Node& n, std::vector<Tensor>& env, const Scope& scope, const Plan& plan,
+                   const RunOptions& opts)
+      : KernelContext(n), env_(env), scope_(scope), plan_(plan), opts_(opts) {}
 
   bool has_input(int i) const override {
     return i < num_inputs() && node.inputs[size_t(i)] >= 0 && input_ptr(i)->defined();
@@ -75,8 +93,7 @@ class CpuKernelContext : public ops::KernelContext {
   void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
   int threads() const override { return opts_.threads; }
   std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) override {
-    Plan p = Plan::build(g);
-    return execute(p, inputs, &scope_, opts_);
+    return execute(plan_.subgraph(g), inputs, &scope_, opts_);
   }
 
   // Inputs replaced by widened float32 copies (see OpDef::half_native).
@@ -96,6 +113,7 @@ class CpuKernelContext : public ops::KernelContext {
   }
   std::vector<Tensor>& env_;
   const Scope& scope_;
+  const Plan& plan_;
   const RunOptions& opts_;
   Tensor scratch_;
 };
@@ -123,18 +141,25 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     const ops::OpDef* def = plan.kernels[i];
-    CpuKernelContext ctx(n, env, scope, opts);
+    CpuKernelContext ctx(n, env, scope, plan, opts);
+    // Kernels that compute in float32 see half inputs widened (weights were
+    // widened once in the plan) and their float32 outputs rounded back.
     DType half = DType::Undefined;
     if (!def->half_native) {
+      for (const auto& [k, t] : plan.widened[i]) {
+        half = env[size_t(n.inputs[size_t(k)])].dtype();
+        ctx.overrides.emplace_back(k, t);
+      }
       for (int k = 0; k < ctx.num_inputs(); ++k) {
         int v = n.inputs[size_t(k)];
-        if (v >= 0 && env[size_t(v)].defined() && is_half(env[size_t(v)].dtype())) {
+        if (v >= 0 && env[size_t(v)].defined() && is_half(env[size_t(v)].dtype()) && !g.initializers.count(v)) {
           half = env[size_t(v)].dtype();
           ctx.overrides.emplace_back(k, env[size_t(v)].cast(DType::Float32));
         }
       }
     }
-    auto t0 = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point t0;
+    if (opts.on_node) t0 = std::chrono::steady_clock::now();
     try {
       def->run(ctx);
     } catch (const Error& e) {

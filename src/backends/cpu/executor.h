@@ -1,6 +1,8 @@
 // Runs a graph node by node with the reference kernels. Values are freed as
 // soon as their last reader has run, so peak memory follows the live set.
 #pragma once
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "backends/backend.h"
@@ -16,12 +18,19 @@ struct Scope {
   const Tensor* lookup(const std::string& name) const;
 };
 
-// The per-graph facts the executor needs: kernel per node and when each value dies.
+// The per-graph facts the executor needs, worked out once at compile time:
+// the kernel per node, when each value dies, float32 copies of half-precision
+// weights for kernels that compute in float32, and the plans of subgraphs.
 struct Plan {
   const ir::Graph* graph = nullptr;
   std::vector<const ops::OpDef*> kernels;
   std::vector<std::vector<int>> release_after;  // node index -> values to free after it
+  // node index -> (input index, widened initializer) for non-half-native kernels
+  std::vector<std::vector<std::pair<int, Tensor>>> widened;
+  std::map<const ir::Graph*, std::unique_ptr<Plan>> subgraphs;  // If/Loop/Scan bodies, at any depth
+
   static Plan build(const ir::Graph& g);
+  const Plan& subgraph(const ir::Graph& g) const;  // throws if g is not a subgraph of this plan
 };
 
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
