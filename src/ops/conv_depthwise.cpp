@@ -42,7 +42,6 @@ void depthwise_plane_generic(const WindowGeom& g, const float* x, const float* w
 
 // 8 floats in one AVX register; aligned(4) allows unaligned loads through it.
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
-typedef int v8i __attribute__((vector_size(32)));
 
 // Output columns j..j+7 of tap row xs for stride S: xs[0], xs[S], ... xs[7S].
 template <int S>
@@ -52,7 +51,7 @@ inline v8 load_strided(const float* xs) {
   } else {
     // xs[0..7] and xs[7..14]: the even elements, reading nothing past xs[14].
     v8 a = *reinterpret_cast<const v8*>(xs), b = *reinterpret_cast<const v8*>(xs + 7);
-    return __builtin_shuffle(a, b, v8i{0, 2, 4, 6, 9, 11, 13, 15});
+    return __builtin_shufflevector(a, b, 0, 2, 4, 6, 9, 11, 13, 15);
   }
 }
 
