@@ -1,6 +1,7 @@
 #include "ops/conv_depthwise.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace kestrel::ops {
 namespace {
@@ -55,12 +56,67 @@ inline v8 load_strided(const float* xs) {
   }
 }
 
-// Stride-S (1 or 2), undilated 2-D depthwise rows. Output columns whose whole
+// Narrow rows: stride-S (1 or 2), undilated 2-D depthwise convolution of one plane. The
+// input is first copied into a zero-bordered buffer holding exactly the rows
+// and columns the windows cover, so every tap is in bounds: outputs are then
+// computed 16 at a time in two vector registers (one store per output instead
+// of one per tap), with an overlapping last block for the row's remainder
+// (recomputing a few outputs with the same values); rows narrower than 16 use
+// a scalar loop.
+template <int S>
+void depthwise_plane_padded(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
+  const int64_t H = g.in[0], W = g.in[1], KH = g.kernel[0], KW = g.kernel[1];
+  const int64_t OH = g.out[0], OW = g.out[1], PH = g.pad_begin[0], PW = g.pad_begin[1];
+  const int64_t SH = g.stride[0];
+  const int64_t Hp = (OH - 1) * SH + KH, Wp = (OW - 1) * S + KW;  // rows/columns the windows read
+  static thread_local std::vector<float> padded;
+  padded.assign(size_t(Hp * Wp), 0.f);
+  for (int64_t r = 0; r < Hp; ++r) {
+    int64_t ih = r - PH;
+    if (ih < 0 || ih >= H) continue;
+    int64_t c0 = std::max<int64_t>(0, PW), c1 = std::min(Wp, W + PW);  // padded columns backed by input
+    if (c1 > c0) std::copy(x + ih * W + (c0 - PW), x + ih * W + (c1 - PW), padded.data() + r * Wp + c0);
+  }
+  const float* xp = padded.data();
+  constexpr int64_t B = 16;
+  auto block = [&](const float* xr0, float* yr, int64_t at) {
+    v8 a0 = {bias, bias, bias, bias, bias, bias, bias, bias}, a1 = a0;
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const float* xr = xr0 + kh * Wp + at * S;
+      for (int64_t kw = 0; kw < KW; ++kw) {
+        const float t = w[kh * KW + kw];
+        const v8 wv = {t, t, t, t, t, t, t, t};
+        a0 += wv * load_strided<S>(xr + kw);
+        a1 += wv * load_strided<S>(xr + kw + 8 * S);
+      }
+    }
+    *reinterpret_cast<v8*>(yr + at) = a0;
+    *reinterpret_cast<v8*>(yr + at + 8) = a1;
+  };
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    float* yr = y + oh * OW;
+    const float* xr0 = xp + oh * SH * Wp;
+    if (OW < B) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float acc = bias;
+        for (int64_t kh = 0; kh < KH; ++kh)
+          for (int64_t kw = 0; kw < KW; ++kw) acc += w[kh * KW + kw] * xr0[kh * Wp + ow * S + kw];
+        yr[ow] = acc;
+      }
+      continue;
+    }
+    int64_t ow = 0;
+    for (; ow + B <= OW; ow += B) block(xr0, yr, ow);
+    if (ow < OW) block(xr0, yr, OW - B);
+  }
+}
+
+// Wide rows: stride-S (1 or 2), undilated 2-D depthwise rows read in place. Output columns whose whole
 // window lies inside the row are computed 16 at a time in two vector
 // registers (one store per output instead of one per tap); the few border
 // columns skip the taps that fall outside, as do rows near the top and bottom.
 template <int S>
-void depthwise_plane_strided(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
+void depthwise_plane_wide(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
   const int64_t H = g.in[0], W = g.in[1], KH = g.kernel[0], KW = g.kernel[1];
   const int64_t OH = g.out[0], OW = g.out[1], PH = g.pad_begin[0], PW = g.pad_begin[1];
   // Columns [lo, hi) have every tap inside the row.
@@ -110,6 +166,17 @@ void depthwise_plane_strided(const WindowGeom& g, const float* x, const float* w
     }
     for (; ow < OW; ++ow) edge_column(ow);
   }
+}
+
+// Rows of at least this many outputs run in place (their few border columns
+// are cheap); narrower ones pay for the padded copy to keep every column in
+// vector blocks.
+constexpr int64_t kWideRow = 48;
+
+template <int S>
+void depthwise_plane_strided(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
+  if (g.out[1] >= kWideRow) return depthwise_plane_wide<S>(g, x, w, bias, y);
+  depthwise_plane_padded<S>(g, x, w, bias, y);
 }
 
 }  // namespace
