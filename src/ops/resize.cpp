@@ -6,6 +6,7 @@
 // one axis at a time; nearest (any rank, any dtype) and bilinear over the two
 // trailing axes of a 4-D tensor run in a single direct pass.
 #include <cmath>
+#include <vector>
 #include <cstring>
 #include <string>
 
@@ -34,10 +35,15 @@ struct AxisMap {
   std::vector<float> w;
   std::vector<char> extrap;  // 1: the coordinate falls outside the crop (tf_crop_and_resize)
   bool any_extrap = false;
+  // True when every output copies input o exactly: one tap of weight 1 on o
+  // (linear/cubic maps at scale 1 have their other taps at weight 0).
   bool identity() const {
-    if (in != out || taps != 1 || any_extrap) return false;
+    if (in != out || any_extrap) return false;
     for (int64_t o = 0; o < out; ++o)
-      if (idx[size_t(o)] != o) return false;
+      for (int k = 0; k < taps; ++k) {
+        float wk = w[size_t(o * taps + k)];
+        if (wk != 0 && (wk != 1 || idx[size_t(o * taps + k)] != o)) return false;
+      }
     return true;
   }
 };
@@ -184,21 +190,38 @@ void gather_nearest(const KernelContext& ctx, const Tensor& x, Tensor& y, const 
   });
 }
 
-// Bilinear over the two trailing axes of [N, C, H, W] in one pass.
+// Bilinear over the two trailing axes of [N, C, H, W], one plane per task:
+// each input row is interpolated horizontally once into a scratch plane, then
+// every output row blends two of those rows (a loop the compiler vectorizes).
+// When upsampling, each input row feeds several output rows, so this does a
+// fraction of the gathers of interpolating per output element.
 void bilinear_nchw(const KernelContext& ctx, const Tensor& x, Tensor& y, const AxisMap& mh, const AxisMap& mw) {
   int64_t planes = x.dim(0) * x.dim(1), ih = x.dim(2), iw = x.dim(3), oh = y.dim(2), ow = y.dim(3);
   const float* src = x.data<float>();
   float* dst = y.data<float>();
-  parallel_for(ctx, planes * oh, 1 + (1 << 12) / std::max<int64_t>(1, ow), [&](int64_t r) {
-    int64_t pl = r / oh, oy = r % oh;
-    const float* p0 = src + (pl * ih + mh.idx[size_t(2 * oy)]) * iw;
-    const float* p1 = src + (pl * ih + mh.idx[size_t(2 * oy + 1)]) * iw;
-    float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
-    float* d = dst + r * ow;
-    for (int64_t ox = 0; ox < ow; ++ox) {
-      int64_t x0 = mw.idx[size_t(2 * ox)], x1 = mw.idx[size_t(2 * ox + 1)];
-      float wx0 = mw.w[size_t(2 * ox)], wx1 = mw.w[size_t(2 * ox + 1)];
-      d[ox] = wy0 * (wx0 * p0[x0] + wx1 * p0[x1]) + wy1 * (wx0 * p1[x0] + wx1 * p1[x1]);
+  parallel_for(ctx, planes, 1, [&](int64_t pl) {
+    static thread_local std::vector<float> rows;
+    rows.resize(size_t(ih * ow));
+    for (int64_t r = 0; r < ih; ++r) {
+      const float* s = src + (pl * ih + r) * iw;
+      float* t = rows.data() + r * ow;
+      for (int64_t ox = 0; ox < ow; ++ox)
+        t[ox] = std::fma(mw.w[size_t(2 * ox + 1)], s[mw.idx[size_t(2 * ox + 1)]],
+                         mw.w[size_t(2 * ox)] * s[mw.idx[size_t(2 * ox)]]);
+    }
+    for (int64_t oy = 0; oy < oh; ++oy) {
+      const float* r0 = rows.data() + mh.idx[size_t(2 * oy)] * ow;
+      const float* r1 = rows.data() + mh.idx[size_t(2 * oy + 1)] * ow;
+      float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
+      float* d = dst + (pl * oh + oy) * ow;
+      // The same operations, in the same order, as the generic separable path
+      // (a zero-weight tap is skipped there): results are bit-identical.
+      if (wy1 == 0)
+        for (int64_t ox = 0; ox < ow; ++ox) d[ox] = wy0 * r0[ox];
+      else if (wy0 == 0)
+        for (int64_t ox = 0; ox < ow; ++ox) d[ox] = wy1 * r1[ox];
+      else
+        for (int64_t ox = 0; ox < ow; ++ox) d[ox] = std::fma(wy1, r1[ox], wy0 * r0[ox]);
     }
   });
 }
@@ -223,8 +246,9 @@ void resize(KernelContext& ctx, const Params& p, const Tensor& x, const Shape& o
   if (x.dtype() != DType::Float32)
     ctx.fail("mode ", p.mode == Mode::Nearest ? "nearest with extrapolation" : "linear/cubic",
              " needs float input, got ", dtype_name(x.dtype()));
+  // The one-pass path pays off when rows are reused (not when shrinking a lot).
   if (rank == 4 && p.mode == Mode::Linear && !any_extrap && maps[0].identity() && maps[1].identity() &&
-      maps[2].taps == 2 && maps[3].taps == 2)
+      maps[2].taps == 2 && maps[3].taps == 2 && x.dim(2) <= 2 * y.dim(2))
     return bilinear_nchw(ctx, x, y, maps[2], maps[3]);
   // Generic: one pass per axis that changes anything, ping-ponging buffers.
   Tensor cur = x;
