@@ -109,3 +109,51 @@ TEST(ActivationFusion, LeavesConvWhoseOutputHasAnotherReader) {
   EXPECT_EQ(passes::fuse_activations(g), 0);
   EXPECT_EQ(g.nodes.size(), 3u);
 }
+
+namespace {
+// x [1,3,5,6] -> Pad(pads, mode, value) -> Conv(w [2,3,3,3], pads 1) -> y
+ir::Graph pad_then_conv(const std::string& mode, float value) {
+  ir::Graph g;
+  int x = g.add_value("x");
+  g.inputs = {x};
+  std::vector<float> w(2 * 3 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 5 % 9) - 4) / 3;
+  g.initializers[g.add_value("w")] = Tensor::from_f32({2, 3, 3, 3}, w);
+  g.initializers[g.add_value("pads")] = Tensor::from_i64({0, 0, 2, 0, 0, 0, 1, 3});
+  g.initializers[g.add_value("value")] = Tensor::scalar_f32(value);
+  ir::Node pad = make_node(g, "Pad", {"x", "pads", "value"}, {"p"});
+  ir::Attribute m;
+  m.kind = ir::Attribute::Kind::String;
+  m.s = mode;
+  pad.attrs["mode"] = m;
+  g.nodes.push_back(pad);
+  ir::Node conv = make_node(g, "Conv", {"p", "w"}, {"y"});
+  ir::Attribute pads;
+  pads.kind = ir::Attribute::Kind::Ints;
+  pads.ints = {1, 1, 1, 1};
+  conv.attrs["pads"] = pads;
+  g.nodes.push_back(conv);
+  g.outputs = {g.find("y")};
+  return g;
+}
+}  // namespace
+
+TEST(PadFusion, ZeroPadFoldsIntoConvPadsWithSameResult) {
+  std::vector<float> xv(90);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 7 % 13) - 6) / 4;
+  Tensor x = Tensor::from_f32({1, 3, 5, 6}, xv);
+  ir::Graph plain = pad_then_conv("constant", 0.f), fused = pad_then_conv("constant", 0.f);
+  ASSERT_EQ(passes::fuse_pads(fused), 1);
+  ASSERT_EQ(fused.nodes.size(), 1u);
+  EXPECT_EQ(fused.nodes[0].attr_ints("pads"), (std::vector<int64_t>{3, 1, 2, 4}));
+  Tensor want = run_graph(plain, x)[0], got = run_graph(fused, x)[0];
+  ASSERT_EQ(want.shape(), got.shape());
+  std::vector<float> a = want.to_f32(), b = got.to_f32();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 1e-5f) << i;
+}
+
+TEST(PadFusion, LeavesNonZeroAndNonConstantPads) {
+  ir::Graph nonzero = pad_then_conv("constant", 1.f), reflect = pad_then_conv("reflect", 0.f);
+  EXPECT_EQ(passes::fuse_pads(nonzero), 0);
+  EXPECT_EQ(passes::fuse_pads(reflect), 0);
+}

@@ -15,6 +15,10 @@ int fold_constants(ir::Graph& g);
 // output into that Conv as an epilogue (see ops/epilogue.h). Returns the count.
 int fuse_activations(ir::Graph& g);
 
+// Folds a constant-mode zero Pad of the spatial dims, read only by a Conv,
+// into that Conv's pads. Returns the count.
+int fuse_pads(ir::Graph& g);
+
 // The passes Kestrel runs by default, in order.
 void run_default_passes(ir::Graph& g);
 
