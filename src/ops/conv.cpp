@@ -76,7 +76,9 @@ void run_conv(KernelContext& ctx) {
   if (Y.numel() == 0) return;
 
   const Epilogue epi = Epilogue::of(ctx.node);  // a fused activation, if any
-  if (s.Cg == 1 && g.nd <= 2) {  // depthwise (channel multiplier Mg)
+  // Depthwise (channel multiplier Mg). A single-channel input (group 1) is
+  // better served by one GEMM over all output channels.
+  if (s.Cg == 1 && s.group > 1 && g.nd <= 2) {
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t p) {
       int64_t n = p / s.M, m = p % s.M;
       depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS);
