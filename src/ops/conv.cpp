@@ -9,6 +9,7 @@
 #include "ops/conv_util.h"
 #include "ops/epilogue.h"
 #include "ops/gemm_util.h"
+#include "ops/igemm_exact.h"
 #include "ops/requantize.h"
 
 namespace kestrel::ops {
@@ -140,13 +141,23 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
   Tensor Y(DType::Int32, out_shape(s));
   if (Y.numel() == 0) return Y;
   const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size(), K = s.Cg * KS;
-  std::vector<int32_t> col(size_t(K * OS));
+  // Exact integer products on the float GEMM (igemm_exact.h): the input as
+  // float (exact: |x - zp| <= 255), the weights split once, and chunks of
+  // output positions gathered and multiplied per thread as in Conv.
+  std::vector<float> xf(x.begin(), x.end());
+  SplitOperand ws = split_operand(w.data(), s.M, K);
   int32_t* y = Y.data<int32_t>();
-  for (int64_t n = 0; n < s.N; ++n)
-    for (int64_t gi = 0; gi < s.group; ++gi) {
-      im2col(g, x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, 0, OS, col.data());
-      igemm(ctx, s.Mg, OS, K, w.data() + gi * s.Mg * K, col.data(), y + (n * s.M + gi * s.Mg) * OS);
-    }
+  const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
+  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(kColBudget / std::max<int64_t>(K, 1), per_thread)));
+  const int64_t nchunks = (OS + chunk - 1) / chunk;
+  parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
+    static thread_local std::vector<float> col;
+    int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
+    int64_t n = ng / s.group, gi = ng % s.group;
+    col.resize(size_t(K * nc));
+    im2col(g, xf.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
+    igemm_exact_serial(ws, gi * s.Mg, s.Mg, nc, col.data(), nc, y + (n * s.M + gi * s.Mg) * OS + o0, OS);
+  });
   return Y;
 }
 

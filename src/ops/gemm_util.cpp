@@ -1,6 +1,9 @@
 #include "ops/gemm_util.h"
 
+#include "ops/igemm_exact.h"
+
 #include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
 
 #include <cstring>
 
@@ -19,7 +22,14 @@ void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const 
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0.f : beta * C[i * ldc + j];
     return;
   }
+  // A small product finishes before a team of threads would have started:
+  // run it on the calling thread (matters for recurrent steps and tiny models
+  // on many-core hosts).
+  const bool small = M * N * K < (int64_t(1) << 18) && !omp_in_parallel();
+  const int team = small ? omp_get_max_threads() : 1;
+  if (small) omp_set_num_threads(1);
   dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (small) omp_set_num_threads(team);
   if (st != dnnl_success) fail("oneDNN sgemm failed (status ", int(st), ") for M=", M, " N=", N, " K=", K);
 }
 }  // namespace
@@ -50,16 +60,15 @@ void sgemm_batched(const KernelContext& ctx, bool ta, bool tb, int64_t M, int64_
 
 void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
            int32_t* C) {
-  // Row i of C accumulates rows of B scaled by A[i,k]: the inner loop vectorizes.
-  parallel_for(ctx, M, 1, [&](int64_t i) {
-    int32_t* c = C + i * N;
-    std::fill_n(c, N, 0);
-    for (int64_t k = 0; k < K; ++k) {
-      int32_t a = A[i * K + k];
-      if (a == 0) continue;
-      const int32_t* b = B + k * N;
-      for (int64_t j = 0; j < N; ++j) c[j] += a * b[j];
-    }
+  // Exact on the float GEMM (see igemm_exact.h): split A once, widen B to
+  // float, and give each thread a block of columns.
+  SplitOperand a = split_operand(A, M, K);
+  std::vector<float> b(static_cast<size_t>(K * N));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(B[i]);
+  const int64_t cols = std::max<int64_t>(64, (N + ctx.threads() - 1) / ctx.threads());
+  parallel_for(ctx, (N + cols - 1) / cols, 1, [&](int64_t t) {
+    int64_t j0 = t * cols, n = std::min(cols, N - j0);
+    igemm_exact_serial(a, 0, M, n, b.data() + j0, N, C + j0, N);
   });
 }
 

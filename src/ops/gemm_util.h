@@ -25,7 +25,8 @@ void sgemm_batched(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t
                    const float* A, int64_t lda, const int64_t* a_off, const float* B, int64_t ldb,
                    const int64_t* b_off, float* C, int64_t ldc, const int64_t* c_off, int64_t batch);
 
-// C[M,N] = A[M,K] * B[K,N] exactly in int32 (operands already zero-point adjusted).
+// C[M,N] = A[M,K] * B[K,N] exactly in int32. The operands are 8-bit values
+// minus their zero points (every entry in [-255, 255]); see igemm_exact.h.
 void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
            int32_t* C);
 
