@@ -10,13 +10,9 @@ namespace {
 // channel, 1-D or 2-D). Each kernel tap adds a scaled input row segment into
 // the output row, so the inner loop is a contiguous (or strided) axpy.
 void depthwise_plane_generic(const WindowGeom& g, const float* x, const float* w, float bias, float* y) {
-  bool two = g.nd == 2;
-  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
-  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
-  int64_t OH = two ? g.out[0] : 1, OW = g.out[two ? 1 : 0];
-  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
-  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
-  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  const Window2D v(g);
+  const int64_t H = v.H, W = v.W, KH = v.KH, KW = v.KW, OH = v.OH, OW = v.OW;
+  const int64_t SH = v.SH, SW = v.SW, DH = v.DH, DW = v.DW, PH = v.PH, PW = v.PW;
   for (int64_t oh = 0; oh < OH; ++oh) {
     float* yr = y + oh * OW;
     std::fill_n(yr, OW, bias);

@@ -23,6 +23,22 @@ struct WindowGeom {
   }
 };
 
+// A 1-D or 2-D window geometry as plain numbers (1-D runs as H = 1), for the
+// kernels that walk rows: im2col/col2im and the depthwise convolution.
+struct Window2D {
+  int64_t H, W, KH, KW, OH, OW, SH, SW, DH, DW, PH, PW;
+  explicit Window2D(const WindowGeom& g) {
+    bool two = g.nd == 2;
+    size_t x = two ? 1 : 0;
+    H = two ? g.in[0] : 1, W = g.in[x];
+    KH = two ? g.kernel[0] : 1, KW = g.kernel[x];
+    OH = two ? g.out[0] : 1, OW = g.out[x];
+    SH = two ? g.stride[0] : 1, SW = g.stride[x];
+    DH = two ? g.dil[0] : 1, DW = g.dil[x];
+    PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[x];
+  }
+};
+
 // Reads strides/dilations/pads/auto_pad for a sliding window over `in`
 // (spatial dims) with the given kernel and fills in the output size.
 // ceil_mode is the pools' rounding; convolutions pass false.

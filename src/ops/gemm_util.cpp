@@ -77,13 +77,9 @@ namespace {
 // runs of input, so stride-1 rows copy straight.
 template <typename T>
 void im2col_2d(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64_t o1, T* col) {
-  bool two = g.nd == 2;
-  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
-  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
-  int64_t OW = g.out[two ? 1 : 0];
-  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
-  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
-  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  const Window2D v(g);
+  const int64_t H = v.H, W = v.W, KH = v.KH, KW = v.KW, OW = v.OW;
+  const int64_t SH = v.SH, SW = v.SW, DH = v.DH, DW = v.DW, PH = v.PH, PW = v.PW;
   int64_t ncols = o1 - o0;
   for (int64_t c = 0; c < channels; ++c) {
     const T* xc = x + c * H * W;
@@ -163,13 +159,9 @@ namespace {
 // 2-D (and 1-D) col2im mirroring im2col_2d: each column row adds back into
 // contiguous (or strided) runs of an input row.
 void col2im_2d(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x) {
-  bool two = g.nd == 2;
-  int64_t H = two ? g.in[0] : 1, W = g.in[two ? 1 : 0];
-  int64_t KH = two ? g.kernel[0] : 1, KW = g.kernel[two ? 1 : 0];
-  int64_t OW = g.out[two ? 1 : 0];
-  int64_t SH = two ? g.stride[0] : 1, SW = g.stride[two ? 1 : 0];
-  int64_t DH = two ? g.dil[0] : 1, DW = g.dil[two ? 1 : 0];
-  int64_t PH = two ? g.pad_begin[0] : 0, PW = g.pad_begin[two ? 1 : 0];
+  const Window2D v(g);
+  const int64_t H = v.H, W = v.W, KH = v.KH, KW = v.KW, OW = v.OW;
+  const int64_t SH = v.SH, SW = v.SW, DH = v.DH, DW = v.DW, PH = v.PH, PW = v.PW;
   int64_t ncols = o1 - o0;
   for (int64_t c = 0; c < channels; ++c) {
     float* xc = x + c * H * W;

@@ -2,10 +2,8 @@
 // HardSigmoid, Sigmoid) into the Conv that feeds it, so the activation runs on
 // each output block while it is in cache instead of as a second pass over
 // memory. Only when the Conv's output has no other reader.
-#include <map>
-#include <set>
-
 #include "ops/epilogue.h"
+#include "passes/graph_uses.h"
 #include "passes/passes.h"
 
 namespace kestrel::passes {
@@ -46,31 +44,19 @@ bool activation_params(const ir::Graph& g, const ir::Node& act, std::vector<floa
 }  // namespace
 
 int fuse_activations(ir::Graph& g) {
-  std::map<int, int> readers;  // value -> number of node inputs reading it
-  for (const auto& n : g.nodes)
-    for (int v : n.inputs)
-      if (v >= 0) ++readers[v];
-  std::set<int> outputs(g.outputs.begin(), g.outputs.end());
-  std::set<std::string> outer;  // read implicitly by subgraphs: must keep their identity
-  for (const auto& n : g.nodes)
-    for (std::string& name : ir::implicit_reads(n)) outer.insert(std::move(name));
-  std::map<int, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int v : g.nodes[i].outputs)
-      if (v >= 0) producer[v] = i;
-
+  GraphUses uses(g);
   std::vector<bool> removed(g.nodes.size(), false);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node& act = g.nodes[i];
     if (!act.domain.empty() || act.inputs.empty() || act.inputs[0] < 0 || act.outputs.size() != 1) continue;
     int x = act.inputs[0];
-    auto p = producer.find(x);
-    if (p == producer.end()) continue;
-    ir::Node& conv = g.nodes[p->second];
+    int p = uses.producer(x);
+    if (p < 0) continue;
+    ir::Node& conv = g.nodes[size_t(p)];
     if (conv.op_type != "Conv" || !conv.domain.empty() || conv.has(ops::kEpilogueAttr) || conv.outputs.size() != 1)
       continue;
-    if (readers[x] != 1 || outputs.count(x) || outer.count(g.values[size_t(x)].name)) continue;
+    if (!uses.private_to_one_reader(x)) continue;
     std::vector<float> params;
     if (!activation_params(g, act, params)) continue;
     ir::Attribute kind;
@@ -85,10 +71,7 @@ int fuse_activations(ir::Graph& g) {
     removed[i] = true;
     ++fused;
   }
-  std::vector<ir::Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  erase_nodes(g, removed);
   return fused;
 }
 

@@ -1,9 +1,7 @@
 // Folds a zero Pad of the spatial dims into the Conv that reads it (as ONNX
 // Runtime does): the Conv's own zero padding gives the same result without
 // writing and re-reading a padded copy of the activation.
-#include <map>
-#include <set>
-
+#include "passes/graph_uses.h"
 #include "passes/passes.h"
 
 namespace kestrel::passes {
@@ -41,30 +39,18 @@ std::vector<int64_t> zero_pad_amounts(const ir::Graph& g, const ir::Node& pad, i
 }  // namespace
 
 int fuse_pads(ir::Graph& g) {
-  std::map<int, int> readers;
-  for (const auto& n : g.nodes)
-    for (int v : n.inputs)
-      if (v >= 0) ++readers[v];
-  std::set<int> outputs(g.outputs.begin(), g.outputs.end());
-  std::set<std::string> outer;
-  for (const auto& n : g.nodes)
-    for (std::string& name : ir::implicit_reads(n)) outer.insert(std::move(name));
-  std::map<int, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int v : g.nodes[i].outputs)
-      if (v >= 0) producer[v] = i;
-
+  GraphUses uses(g);
   std::vector<bool> removed(g.nodes.size(), false);
   int fused = 0;
   for (ir::Node& conv : g.nodes) {
     if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 || conv.inputs[0] < 0) continue;
     if (conv.attr_s("auto_pad", "NOTSET") != "NOTSET") continue;
     int x = conv.inputs[0];
-    auto p = producer.find(x);
-    if (p == producer.end() || removed[p->second]) continue;
-    const ir::Node& pad = g.nodes[p->second];
+    int p = uses.producer(x);
+    if (p < 0 || removed[size_t(p)]) continue;
+    const ir::Node& pad = g.nodes[size_t(p)];
     if (pad.op_type != "Pad" || !pad.domain.empty() || pad.inputs.empty() || pad.inputs[0] < 0) continue;
-    if (readers[x] != 1 || outputs.count(x) || outer.count(g.values[size_t(x)].name)) continue;
+    if (!uses.private_to_one_reader(x)) continue;
     // The rank comes from the weight, which is always an initializer here.
     auto w = g.initializers.find(conv.inputs[1]);
     if (w == g.initializers.end()) continue;
@@ -82,13 +68,10 @@ int fuse_pads(ir::Graph& g) {
     a.ints = conv_pads;
     conv.attrs["pads"] = a;
     conv.inputs[0] = pad.inputs[0];
-    removed[p->second] = true;
+    removed[size_t(p)] = true;
     ++fused;
   }
-  std::vector<ir::Node> kept;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+  erase_nodes(g, removed);
   return fused;
 }
 
