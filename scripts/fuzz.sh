@@ -20,9 +20,14 @@ for t in identity add relu constant constant_pad if if_seq loop11 loop13_seq sca
          reshape_reordered_all_dims gemm_default_no_bias softmax_example_expanded; do
   [ -f "$suite/test_$t/model.onnx" ] && cp "$suite/test_$t/model.onnx" "$corpus/seed_$t.onnx"
 done
+# Inputs that once crashed the loader run first, every time.
+cp "$top"/tests/fuzz/regressions/*.onnx "$corpus/"
 
+# KESTREL_POOL_MB: the tensor pool keeps idle buffers for reuse; fuzzed models
+# allocate endless distinct sizes, so cap it to keep RSS meaningful.
 # -timeout: a single load taking 10 s is a hang. ASan's allocator limit makes a
 # huge allocation a finding instead of a slow swap.
+KESTREL_POOL_MB=${KESTREL_POOL_MB:-64} \
 ASAN_OPTIONS=${ASAN_OPTIONS:-allocator_may_return_null=0:detect_leaks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
   "$build/tests/fuzz/kestrel_load_fuzz" "$corpus" -max_total_time="$seconds" -max_len=65536 \

@@ -728,3 +728,16 @@ TEST(Concurrency, EightThreadsShareOneSession) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(errors.load(), 0);
 }
+
+// Found by the loader fuzzer: a Loop body's Constant with 17 bytes of raw data
+// for an int64 scalar. ONNX's shape inference read past it; Kestrel checks
+// every tensor before inference runs and names the node.
+TEST(FuzzRegression, LoopBodyConstantWithTooMuchRawData) {
+  try {
+    kestrel::Session::load(KESTREL_SOURCE_DIR "/tests/fuzz/regressions/loop_body_constant_raw_data_too_long.onnx");
+    FAIL() << "expected an Error";
+  } catch (const kestrel::Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("has 17 bytes of raw data"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("Loop_0"));
+  }
+}

@@ -147,6 +147,15 @@ bool schemas_verify(const onnx::GraphProto& g, const Domains& domains) {
   return true;
 }
 
+// Copies the types that shape inference wrote into value_info and the
+// outputs onto the already converted graph's values.
+void annotate_types(const onnx::GraphProto& gp, ir::Graph& g) {
+  for (const auto& vi : gp.value_info())
+    if (int id = g.find(vi.name()); id >= 0) read_type(vi.type(), g.values[size_t(id)]);
+  for (const auto& o : gp.output())
+    if (int id = g.find(o.name()); id >= 0) read_type(o.type(), g.values[size_t(id)]);
+}
+
 }  // namespace
 
 Model load_model_bytes(const void* data, size_t size, const std::string& base_dir) {
@@ -171,18 +180,22 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   KESTREL_CHECK(def->second >= kMinOpset && def->second <= kMaxOpset, "default-domain opset ", def->second,
                 " is not supported (Kestrel runs opsets ", kMinOpset, " to ", kMaxOpset, ")");
 
-  // ONNX's own shape inference fills value_info with static and symbolic
-  // shapes. It is advisory: Kestrel computes real shapes at run time, so an
-  // inference failure (e.g. an op it does not know) is not fatal. Models with
-  // local functions are skipped: inference would expand their bodies unchecked.
+  // Converting first checks every tensor (initializers and Constant values, in
+  // subgraphs too) against its declared shape: ONNX's shape inference trusts
+  // them and reads past the end of a tensor whose raw data is too short.
+  m.graph = convert_graph(mp.graph(), m.opsets, base_dir, nullptr);
+  // ONNX's own shape inference then adds static and symbolic shapes. It is
+  // advisory: Kestrel computes real shapes at run time, so an inference
+  // failure (e.g. an op it does not know) is not fatal. Models with local
+  // functions are skipped: inference would expand their bodies unchecked.
   if (mp.functions_size() == 0 && schemas_verify(mp.graph(), m.opsets)) {
     try {
       onnx::ShapeInferenceOptions opts{false, 0, false};
       onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);
+      annotate_types(mp.graph(), m.graph);
     } catch (const std::exception&) {
     }
   }
-  m.graph = convert_graph(mp.graph(), m.opsets, base_dir, nullptr);
   KESTREL_CHECK(!m.graph.outputs.empty(), "the model's graph has no outputs");
   return m;
 }
