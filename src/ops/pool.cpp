@@ -135,31 +135,30 @@ void max_pool_float_fast(KernelContext& ctx, const PoolSetup& p) {
   const float* x = X.data<float>();
   float* y = ctx.output(0, DType::Float32, p.out).data<float>();
   const Geom3& g = p.g3;
-  parallel_for(ctx, p.planes * g.out[0], 1, [&](int64_t t) {
-    int64_t pl = t / g.out[0], od = t % g.out[0];
+  // One task per output row, so a single large plane still spreads over threads.
+  parallel_for(ctx, p.planes * g.out[0] * g.out[1], 8, [&](int64_t t) {
+    int64_t oh = t % g.out[1], od = (t / g.out[1]) % g.out[0], pl = t / (g.out[1] * g.out[0]);
     const float* xp = x + pl * p.IS;
     float* yp = y + pl * p.OS + od * g.out[1] * g.out[2];
     int64_t d0 = std::max<int64_t>(0, g.pb[0] - od * g.s[0]), d1 = std::min(g.k[0], g.in[0] - od * g.s[0] + g.pb[0]);
-    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-      int64_t ih0 = oh * g.s[1] - g.pb[1];
-      int64_t h0 = std::max<int64_t>(0, -ih0), h1 = std::min(g.k[1], g.in[1] - ih0);
-      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-        int64_t iw0 = ow * g.s[2] - g.pb[2];
-        int64_t w0 = std::max<int64_t>(0, -iw0), w1 = std::min(g.k[2], g.in[2] - iw0);
-        float best = -std::numeric_limits<float>::infinity();
-        bool first = true;
-        for (int64_t kd = d0; kd < d1; ++kd) {
-          const float* xd = xp + (od * g.s[0] - g.pb[0] + kd) * g.in[1] * g.in[2];
-          for (int64_t kh = h0; kh < h1; ++kh) {
-            const float* xr = xd + (ih0 + kh) * g.in[2] + iw0;
-            for (int64_t kw = w0; kw < w1; ++kw) {
-              float v = xr[kw];
-              if (first || v > best) best = v, first = false;
-            }
+    int64_t ih0 = oh * g.s[1] - g.pb[1];
+    int64_t h0 = std::max<int64_t>(0, -ih0), h1 = std::min(g.k[1], g.in[1] - ih0);
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      int64_t iw0 = ow * g.s[2] - g.pb[2];
+      int64_t w0 = std::max<int64_t>(0, -iw0), w1 = std::min(g.k[2], g.in[2] - iw0);
+      float best = -std::numeric_limits<float>::infinity();
+      bool first = true;
+      for (int64_t kd = d0; kd < d1; ++kd) {
+        const float* xd = xp + (od * g.s[0] - g.pb[0] + kd) * g.in[1] * g.in[2];
+        for (int64_t kh = h0; kh < h1; ++kh) {
+          const float* xr = xd + (ih0 + kh) * g.in[2] + iw0;
+          for (int64_t kw = w0; kw < w1; ++kw) {
+            float v = xr[kw];
+            if (first || v > best) best = v, first = false;
           }
         }
-        yp[oh * g.out[2] + ow] = best;
       }
+      yp[oh * g.out[2] + ow] = best;
     }
   });
 }
