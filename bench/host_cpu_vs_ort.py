@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Kestrel's CPU backend beside ONNX Runtime's CPU EP on a machine with Python's
-onnxruntime but no Node.js (the GPU machine's 16-core host): the same
+onnxruntime but no Node.js (such as a GPU server's host): the same
 comparison as bench/cpu_vs_ort.js, on the same inputs and thread count, in one run.
 
   python3 bench/host_cpu_vs_ort.py --kestrel build/kestrel --models models [--threads N] [--runs N]
