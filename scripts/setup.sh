@@ -7,6 +7,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 pkgs=(build-essential cmake pkg-config
       libprotobuf-dev protobuf-compiler libonnx-dev   # model loading: ONNX's own proto + shape inference
       libdnnl-dev                                     # oneDNN: SGEMM behind Conv/MatMul/Gemm (AVX-512 where present)
+      libvulkan-dev mesa-vulkan-drivers               # Vulkan backend; lavapipe is a Vulkan driver on the CPU
+      glslang-tools                                   # GLSL compute shaders to SPIR-V at build time
       libgtest-dev                                    # tests
       libonnx-testdata                                # ONNX's backend test suite
       libstb-dev                                      # JPEG/PNG read and write for the demos

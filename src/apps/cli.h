@@ -35,6 +35,7 @@ int cmd_run(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
 int cmd_parity(int argc, char** argv);
+int cmd_probe(int argc, char** argv);
 int cmd_remove_bg(int argc, char** argv);
 
 }  // namespace kestrel::cli

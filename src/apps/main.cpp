@@ -13,7 +13,8 @@ const char* kUsage =
     "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json] [--profile]\n"
     "  inspect MODEL [--json]\n"
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
-    "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n";
+    "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n"
+    "  probe  (JSON: CPU features and Vulkan devices)\n";
 }
 
 int main(int argc, char** argv) {
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(cmd, "bench")) return kestrel::cli::cmd_bench(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "inspect")) return kestrel::cli::cmd_inspect(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "parity")) return kestrel::cli::cmd_parity(argc - 2, argv + 2);
+    if (!std::strcmp(cmd, "probe")) return kestrel::cli::cmd_probe(argc - 2, argv + 2);
     if (!std::strcmp(cmd, "remove-bg")) return kestrel::cli::cmd_remove_bg(argc - 2, argv + 2);
     std::fprintf(stderr, "kestrel: unknown command '%s'\n%s", cmd, kUsage);
     return 2;

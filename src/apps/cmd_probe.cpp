@@ -1,0 +1,65 @@
+// kestrel probe: what this machine offers Kestrel, as one JSON object: the
+// CPU's features and every Vulkan device with the one Kestrel would pick.
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "apps/cli.h"
+#include "backends/vulkan/device.h"
+
+namespace kestrel::cli {
+namespace {
+
+std::string cpu_json() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, model;
+  std::set<std::string> flags;
+  while (std::getline(f, line)) {
+    auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "model name" && model.empty()) model = value;
+    if (key == "flags" && flags.empty()) {
+      std::istringstream in(value);
+      for (std::string w; in >> w;) flags.insert(w);
+    }
+  }
+  // The features Kestrel's kernels and libraries care about.
+  const char* wanted[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
+                          "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve"};
+  std::string feats;
+  for (const char* w : wanted)
+    if (flags.count(w)) feats += (feats.empty() ? "\"" : ", \"") + std::string(w) + "\"";
+  return "{\"model\": \"" + json_escape(model) + "\", \"logical_cores\": " +
+         std::to_string(std::thread::hardware_concurrency()) + ", \"features\": [" + feats + "]}";
+}
+
+}  // namespace
+
+int cmd_probe(int argc, char** argv) {
+  parse_args(argc, argv, {}, {});
+  std::string vk;
+  try {
+    auto devices = vulkan::enumerate_devices();
+    std::string list;
+    for (const auto& d : devices) list += (list.empty() ? "" : ", ") + vulkan::device_json(d);
+    std::string selected = "null";
+    if (!devices.empty()) {
+      try {
+        selected = std::to_string(devices[vulkan::pick_device(devices)].index);
+      } catch (const Error& e) {
+        selected = "null, \"selection_error\": \"" + json_escape(e.what()) + "\"";
+      }
+    }
+    vk = "{\"devices\": [" + list + "], \"selected\": " + selected + "}";
+  } catch (const Error& e) {
+    vk = "{\"devices\": [], \"error\": \"" + json_escape(e.what()) + "\"}";
+  }
+  std::printf("{\"cpu\": %s, \"vulkan\": %s}\n", cpu_json().c_str(), vk.c_str());
+  return 0;
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,221 @@
+#include "backends/vulkan/device.h"
+
+#include <vulkan/vulkan.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+std::string version_str(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
+         std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
+    default: return "other";
+  }
+}
+
+int type_score(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4000;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3000;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2000;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1000;
+    default: return 0;
+  }
+}
+
+bool has_extension(VkPhysicalDevice pd, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data());
+  for (const auto& e : ext)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+// One instance for the process: creating instances is slow and the loader keeps global state.
+VkInstance instance() {
+  static VkInstance inst = [] {
+    VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+    app.pApplicationName = "kestrel";
+    app.apiVersion = VK_API_VERSION_1_1;
+    VkInstanceCreateInfo ci{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+    ci.pApplicationInfo = &app;
+    VkInstance i = VK_NULL_HANDLE;
+    VkResult r = vkCreateInstance(&ci, nullptr, &i);
+    if (r != VK_SUCCESS)
+      fail("cannot create a Vulkan instance (VkResult ", int(r),
+           "): is a Vulkan driver installed? (Debian: mesa-vulkan-drivers for the CPU driver lavapipe)");
+    return i;
+  }();
+  return inst;
+}
+
+DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
+  DeviceInfo d;
+  d.index = index;
+  VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  subgroup.pNext = &driver;
+  VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  ids.pNext = &subgroup;
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props.pNext = &ids;
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  const VkPhysicalDeviceProperties& p = props.properties;
+  d.name = p.deviceName;
+  d.type = type_name(p.deviceType);
+  d.api_version = version_str(p.apiVersion);
+  d.driver_version = std::to_string(p.driverVersion);
+  d.vendor_id = p.vendorID;
+  d.device_id = p.deviceID;
+  d.driver_name = driver.driverName;
+  d.driver_info = driver.driverInfo;
+  char uuid[40];
+  for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", ids.deviceUUID[i]);
+  d.device_uuid = uuid;
+  d.subgroup_size = subgroup.subgroupSize;
+  for (int i = 0; i < 3; ++i) {
+    d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
+    d.max_workgroup_size[i] = p.limits.maxComputeWorkGroupSize[i];
+  }
+  d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
+  d.max_shared_memory = p.limits.maxComputeSharedMemorySize;
+  d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+
+  VkPhysicalDeviceShaderFloat16Int8Features f16i8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  s16.pNext = &f16i8;
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  s8.pNext = &s16;
+  VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  feats.pNext = &s8;
+  vkGetPhysicalDeviceFeatures2(pd, &feats);
+  d.shader_float16 = f16i8.shaderFloat16;
+  d.shader_int8 = f16i8.shaderInt8;
+  d.storage_16bit = s16.storageBuffer16BitAccess;
+  d.storage_8bit = s8.storageBuffer8BitAccess;
+  d.cooperative_matrix_khr = has_extension(pd, "VK_KHR_cooperative_matrix");
+  d.cooperative_matrix_nv = has_extension(pd, "VK_NV_cooperative_matrix");
+
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  d.heaps.resize(mem.memoryHeapCount);
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h) {
+    d.heaps[h].size = mem.memoryHeaps[h].size;
+    d.heaps[h].device_local = mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT;
+  }
+  for (uint32_t t = 0; t < mem.memoryTypeCount; ++t)
+    if (mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+      d.heaps[mem.memoryTypes[t].heapIndex].host_visible = true;
+  d.unified_memory = true;
+  uint64_t local = 0;
+  for (const MemoryHeap& h : d.heaps)
+    if (h.device_local) {
+      local += h.size;
+      d.unified_memory = d.unified_memory && h.host_visible;
+    }
+
+  uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> q(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &nq, q.data());
+  for (const auto& f : q)
+    if ((f.queueFlags & VK_QUEUE_COMPUTE_BIT) && !(f.queueFlags & VK_QUEUE_GRAPHICS_BIT)) d.has_compute_only_queue = true;
+
+  d.score = type_score(p.deviceType) + int(std::min<uint64_t>(local >> 30, 999));
+  return d;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::vector<DeviceInfo> enumerate_devices() {
+  VkInstance inst = instance();
+  uint32_t n = 0;
+  vkEnumeratePhysicalDevices(inst, &n, nullptr);
+  std::vector<VkPhysicalDevice> pds(n);
+  vkEnumeratePhysicalDevices(inst, &n, pds.data());
+  std::vector<DeviceInfo> out;
+  for (uint32_t i = 0; i < n; ++i) out.push_back(describe(pds[i], i));
+  return out;
+}
+
+size_t pick_device(const std::vector<DeviceInfo>& devices) {
+  KESTREL_CHECK(!devices.empty(), "no Vulkan device found (Debian: install mesa-vulkan-drivers for lavapipe)");
+  auto names = [&] {
+    std::string s;
+    for (const auto& d : devices) s += (s.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
+    return s;
+  };
+  if (const char* env = std::getenv("KESTREL_VK_DEVICE"); env && *env) {
+    std::string want = env;
+    bool numeric = std::all_of(want.begin(), want.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    for (size_t i = 0; i < devices.size(); ++i) {
+      if (numeric ? std::to_string(devices[i].index) == want : lower(devices[i].name).find(lower(want)) != std::string::npos)
+        return i;
+    }
+    fail("KESTREL_VK_DEVICE='", want, "' matches no Vulkan device; the devices are ", names());
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < devices.size(); ++i)
+    if (devices[i].score > devices[best].score) best = i;
+  return best;
+}
+
+std::string device_json(const DeviceInfo& d) {
+  auto b = [](bool v) { return v ? "true" : "false"; };
+  auto esc = [](const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20) o += c;
+    }
+    return o;
+  };
+  std::string heaps = "[";
+  for (size_t i = 0; i < d.heaps.size(); ++i)
+    heaps += std::string(i ? ", " : "") + "{\"size\": " + std::to_string(d.heaps[i].size) +
+             ", \"device_local\": " + b(d.heaps[i].device_local) + ", \"host_visible\": " + b(d.heaps[i].host_visible) + "}";
+  heaps += "]";
+  char buf[4096];
+  std::snprintf(buf, sizeof buf,
+                "{\"index\": %u, \"name\": \"%s\", \"type\": \"%s\", \"driver\": \"%s\", \"driver_info\": \"%s\", "
+                "\"api_version\": \"%s\", \"driver_version\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, "
+                "\"device_uuid\": \"%s\", \"memory_heaps\": %s, \"unified_memory\": %s, \"subgroup_size\": %u, "
+                "\"shader_float16\": %s, \"shader_int8\": %s, \"storage_16bit\": %s, \"storage_8bit\": %s, "
+                "\"cooperative_matrix_khr\": %s, \"cooperative_matrix_nv\": %s, \"compute_only_queue\": %s, "
+                "\"limits\": {\"max_workgroup_count\": [%u, %u, %u], \"max_workgroup_size\": [%u, %u, %u], "
+                "\"max_workgroup_invocations\": %u, \"max_shared_memory\": %u, \"max_storage_buffer_range\": %llu}, "
+                "\"score\": %d}",
+                d.index, esc(d.name).c_str(), d.type.c_str(), esc(d.driver_name).c_str(), esc(d.driver_info).c_str(),
+                d.api_version.c_str(), d.driver_version.c_str(), d.vendor_id, d.device_id, d.device_uuid.c_str(),
+                heaps.c_str(), b(d.unified_memory), d.subgroup_size, b(d.shader_float16), b(d.shader_int8),
+                b(d.storage_16bit), b(d.storage_8bit), b(d.cooperative_matrix_khr), b(d.cooperative_matrix_nv),
+                b(d.has_compute_only_queue), d.max_workgroup_count[0], d.max_workgroup_count[1],
+                d.max_workgroup_count[2], d.max_workgroup_size[0], d.max_workgroup_size[1], d.max_workgroup_size[2],
+                d.max_workgroup_invocations, d.max_shared_memory, (unsigned long long)d.max_storage_buffer_range,
+                d.score);
+  return buf;
+}
+
+}  // namespace kestrel::vulkan

@@ -1,0 +1,50 @@
+// Vulkan devices: what each one offers and which one Kestrel picks.
+// Candidates are scored (discrete > integrated > virtual > CPU, then memory);
+// KESTREL_VK_DEVICE=<index or name substring> overrides the choice.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kestrel::vulkan {
+
+struct MemoryHeap {
+  uint64_t size = 0;
+  bool device_local = false;
+  bool host_visible = false;  // some memory type of this heap is mappable
+};
+
+struct DeviceInfo {
+  uint32_t index = 0;  // in vkEnumeratePhysicalDevices order
+  std::string name, type, driver_name, driver_info;
+  std::string api_version, driver_version, device_uuid;
+  uint32_t vendor_id = 0, device_id = 0;
+  std::vector<MemoryHeap> heaps;
+  bool unified_memory = false;  // every device-local heap is host-visible (mobile SoCs, CPUs)
+  uint32_t subgroup_size = 0;
+  bool shader_float16 = false, shader_int8 = false;
+  bool storage_16bit = false, storage_8bit = false;
+  bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;
+  bool has_compute_only_queue = false;
+  uint32_t max_workgroup_count[3] = {0, 0, 0};
+  uint32_t max_workgroup_size[3] = {0, 0, 0};
+  uint32_t max_workgroup_invocations = 0;
+  uint32_t max_shared_memory = 0;
+  uint64_t max_storage_buffer_range = 0;
+  int score = 0;  // higher is preferred
+};
+
+// Every Vulkan device the loader finds. Throws Error if no Vulkan loader or
+// instance can be created; an empty list means a loader but no device.
+std::vector<DeviceInfo> enumerate_devices();
+
+// The index (into enumerate_devices()) Kestrel would use: KESTREL_VK_DEVICE
+// if set (an index, or a case-insensitive substring of the name), else the
+// best score. Throws Error naming the devices when the override matches none
+// or when there is no device.
+size_t pick_device(const std::vector<DeviceInfo>& devices);
+
+// One JSON object per device, as `kestrel probe` prints them.
+std::string device_json(const DeviceInfo& d);
+
+}  // namespace kestrel::vulkan

@@ -1,0 +1,71 @@
+// Vulkan device discovery. CI has Mesa's lavapipe, so finding no device is a
+// failure; only KESTREL_VULKAN_TESTS=off (set on purpose) skips these tests.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "backends/vulkan/device.h"
+#include "core/error.h"
+
+using namespace kestrel;
+
+namespace {
+bool vulkan_tests_off() {
+  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
+  return e && std::string(e) == "off";
+}
+
+struct EnvGuard {  // restores KESTREL_VK_DEVICE after a test changes it
+  std::string saved;
+  bool had = false;
+  EnvGuard() {
+    if (const char* e = std::getenv("KESTREL_VK_DEVICE")) had = true, saved = e;
+  }
+  ~EnvGuard() {
+    if (had) setenv("KESTREL_VK_DEVICE", saved.c_str(), 1);
+    else unsetenv("KESTREL_VK_DEVICE");
+  }
+};
+}  // namespace
+
+TEST(VulkanDevice, FindsAtLeastOneDeviceWithComputeLimits) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  auto devices = vulkan::enumerate_devices();
+  ASSERT_FALSE(devices.empty()) << "no Vulkan device: install mesa-vulkan-drivers (lavapipe)";
+  for (const auto& d : devices) {
+    EXPECT_FALSE(d.name.empty());
+    EXPECT_GE(d.max_workgroup_count[0], 65535u) << d.name;  // the Vulkan minimum
+    EXPECT_GE(d.max_workgroup_invocations, 128u) << d.name;
+    EXPECT_FALSE(d.heaps.empty()) << d.name;
+    EXPECT_EQ(d.device_uuid.size(), 32u) << d.name;
+  }
+}
+
+TEST(VulkanDevice, PicksByIndexNameOrScoreAndNamesDevicesOnAMiss) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  EnvGuard guard;
+  auto devices = vulkan::enumerate_devices();
+  ASSERT_FALSE(devices.empty());
+  unsetenv("KESTREL_VK_DEVICE");
+  size_t best = vulkan::pick_device(devices);
+  for (const auto& d : devices) EXPECT_LE(d.score, devices[best].score);
+  const auto& last = devices.back();
+  setenv("KESTREL_VK_DEVICE", std::to_string(last.index).c_str(), 1);
+  EXPECT_EQ(vulkan::pick_device(devices), devices.size() - 1);
+  setenv("KESTREL_VK_DEVICE", last.name.substr(0, 4).c_str(), 1);  // a name prefix, any case
+  EXPECT_EQ(devices[vulkan::pick_device(devices)].name.substr(0, 4), last.name.substr(0, 4));
+  setenv("KESTREL_VK_DEVICE", "no-such-device", 1);
+  try {
+    vulkan::pick_device(devices);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("no-such-device"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(last.name));
+  }
+}
+
+TEST(VulkanDevice, NoDevicesIsAnErrorNotAPick) {
+  EXPECT_THROW(vulkan::pick_device({}), Error);
+}
