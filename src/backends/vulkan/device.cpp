@@ -48,8 +48,10 @@ bool has_extension(VkPhysicalDevice pd, const char* name) {
   return false;
 }
 
+}  // namespace
+
 // One instance for the process: creating instances is slow and the loader keeps global state.
-VkInstance instance() {
+VkInstance shared_instance() {
   static VkInstance inst = [] {
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "kestrel";
@@ -65,6 +67,8 @@ VkInstance instance() {
   }();
   return inst;
 }
+
+namespace {
 
 DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   DeviceInfo d;
@@ -150,7 +154,7 @@ std::string lower(std::string s) {
 }  // namespace
 
 std::vector<DeviceInfo> enumerate_devices() {
-  VkInstance inst = instance();
+  VkInstance inst = shared_instance();
   uint32_t n = 0;
   vkEnumeratePhysicalDevices(inst, &n, nullptr);
   std::vector<VkPhysicalDevice> pds(n);

@@ -2,6 +2,8 @@
 // Candidates are scored (discrete > integrated > virtual > CPU, then memory);
 // KESTREL_VK_DEVICE=<index or name substring> overrides the choice.
 #pragma once
+#include <vulkan/vulkan.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -33,6 +35,10 @@ struct DeviceInfo {
   uint64_t max_storage_buffer_range = 0;
   int score = 0;  // higher is preferred
 };
+
+// The process's Vulkan instance (created on first use). Throws Error when no
+// Vulkan loader or driver can create one.
+VkInstance shared_instance();
 
 // Every Vulkan device the loader finds. Throws Error if no Vulkan loader or
 // instance can be created; an empty list means a loader but no device.
