@@ -29,6 +29,7 @@ size_t dtype_size(DType t);          // bytes per element; 0 for unsupported typ
 const char* dtype_name(DType t);     // "float32", "int64", ...
 bool dtype_supported(DType t);       // Kestrel can hold tensors of this type
 bool dtype_is_float(DType t);        // float16/bfloat16/float32/float64
+inline bool dtype_is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
 DType dtype_from_name(const std::string& name);  // numpy-style names; Undefined if unknown
 
 // IEEE half and bfloat16 conversions (round to nearest even).

@@ -132,7 +132,8 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
                   const Tensor* wzp) {
   const WindowGeom& g = s.g;
   if (xzp && xzp->numel() != 1) ctx.fail("x_zero_point must be a scalar, got ", shape_str(xzp->shape()));
-  std::vector<int32_t> x = widen_int8(
+  // The input goes straight to float (exact: |x - zp| <= 255) for the float GEMM below.
+  std::vector<float> xf = widen_int8<float>(
       ctx, X, xzp, [](int64_t) { return 0; }, 1, "input");
   // A per-output-channel weight zero point covers one filter of Cg * kernel values.
   const int64_t filter = s.Cg * g.kernel_size();
@@ -141,10 +142,9 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
   Tensor Y(DType::Int32, out_shape(s));
   if (Y.numel() == 0) return Y;
   const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size(), K = s.Cg * KS;
-  // Exact integer products on the float GEMM (igemm_exact.h): the input as
-  // float (exact: |x - zp| <= 255), the weights split once, and chunks of
-  // output positions gathered and multiplied per thread as in Conv.
-  std::vector<float> xf(x.begin(), x.end());
+  // Exact integer products on the float GEMM (igemm_exact.h): the weights
+  // split once, and chunks of output positions gathered and multiplied per
+  // thread as in Conv.
   SplitOperand ws = split_operand(w.data(), s.M, K);
   int32_t* y = Y.data<int32_t>();
   const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();

@@ -30,8 +30,6 @@ class StandaloneContext : public KernelContext {
   int threads_;
 };
 
-bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
-
 }  // namespace
 
 std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor>& inputs, int threads) {
@@ -42,7 +40,7 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor
   DType half = DType::Undefined;
   if (!def->half_native)
     for (auto& t : in)
-      if (t.defined() && is_half(t.dtype())) {
+      if (t.defined() && dtype_is_half(t.dtype())) {
         half = t.dtype();
         t = t.cast(DType::Float32);
       }

@@ -40,10 +40,11 @@ void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64
 // entry back into its input position (x must be zeroed or hold a bias).
 void col2im(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x);
 
-// Widens an 8-bit operand to int32 minus its zero point; zp_of(i) picks the
-// zero point index for element i (0 for a scalar zero point).
-template <typename F>
-std::vector<int32_t> widen_int8(const KernelContext& ctx, const Tensor& t, const Tensor* zp, F zp_of, int64_t zp_count,
+// Widens an 8-bit operand to Out (int32, or float, which holds every value
+// exactly) minus its zero point; zp_of(i) picks the zero point index for
+// element i (0 for a scalar zero point).
+template <typename Out = int32_t, typename F>
+std::vector<Out> widen_int8(const KernelContext& ctx, const Tensor& t, const Tensor* zp, F zp_of, int64_t zp_count,
                            const char* what) {
   if (t.dtype() != DType::UInt8 && t.dtype() != DType::Int8)
     ctx.fail(what, " must be uint8 or int8, got ", dtype_name(t.dtype()));
@@ -56,9 +57,9 @@ std::vector<int32_t> widen_int8(const KernelContext& ctx, const Tensor& t, const
       ctx.fail(what, " zero point ", shape_str(zp->shape()), " must be a scalar or hold ", zp_count, " values");
   }
   int64_t n = t.numel();
-  std::vector<int32_t> out(static_cast<size_t>(n));
+  std::vector<Out> out(static_cast<size_t>(n));
   auto fill = [&](auto* src) {
-    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = int32_t(src[i]) - int32_t(z[z.size() == 1 ? 0 : size_t(zp_of(i))]);
+    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = Out(int32_t(src[i]) - int32_t(z[z.size() == 1 ? 0 : size_t(zp_of(i))]));
   };
   if (t.dtype() == DType::UInt8)
     fill(t.data<uint8_t>());

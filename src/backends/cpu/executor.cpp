@@ -16,10 +16,6 @@ const Tensor* Scope::lookup(const std::string& name) const {
   return nullptr;
 }
 
-namespace {
-bool is_half(DType t) { return t == DType::Float16 || t == DType::BFloat16; }
-}  // namespace
-
 Plan Plan::build(const ir::Graph& g) {
   Plan p;
   p.graph = &g;
@@ -31,7 +27,7 @@ Plan Plan::build(const ir::Graph& g) {
     p.kernels.push_back(d);
     for (size_t k = 0; k < n.inputs.size() && !d->half_native; ++k) {
       auto it = g.initializers.find(n.inputs[k]);
-      if (it != g.initializers.end() && is_half(it->second.dtype()))
+      if (it != g.initializers.end() && dtype_is_half(it->second.dtype()))
         p.widened[i].emplace_back(int(k), it->second.cast(DType::Float32));
     }
     for (const auto& [name, a] : n.attrs)
@@ -152,7 +148,7 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
       }
       for (int k = 0; k < ctx.num_inputs(); ++k) {
         int v = n.inputs[size_t(k)];
-        if (v >= 0 && env[size_t(v)].defined() && is_half(env[size_t(v)].dtype()) && !g.initializers.count(v)) {
+        if (v >= 0 && env[size_t(v)].defined() && dtype_is_half(env[size_t(v)].dtype()) && !g.initializers.count(v)) {
           half = env[size_t(v)].dtype();
           ctx.overrides.emplace_back(k, env[size_t(v)].cast(DType::Float32));
         }
