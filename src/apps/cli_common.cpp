@@ -73,6 +73,7 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& value_fla
 SessionOptions session_options(const Args& a) {
   SessionOptions o;
   o.backend = a.get("--backend", "auto");
+  o.precision = a.get("--precision", "auto");
   o.threads = a.get_int("--threads", 0);
   KESTREL_CHECK(o.threads >= 0, "--threads must be 0 (all cores) or more");
   return o;

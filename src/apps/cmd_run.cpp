@@ -12,7 +12,7 @@
 namespace kestrel::cli {
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--threads", "--dim", "--seed", "--save-inputs"}, {});
+  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--precision", "--threads", "--dim", "--seed", "--save-inputs"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "run expects one MODEL argument");
   auto s = Session::load(a.positional[0], session_options(a));
   auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
@@ -27,6 +27,7 @@ int cmd_run(int argc, char** argv) {
   for (size_t i = 0; i < outs.size(); ++i)
     std::printf("output %zu '%s': %s\n", i, s->outputs()[i].name.c_str(), summarize(outs[i]).c_str());
   std::printf("time: %.3f ms (backend %s, %d threads)\n", st.ms, s->backend_name().c_str(), s->threads());
+  if (s->placement()) std::printf("%s\n", s->placement_summary().c_str());
   std::string dir = a.get("--output-dir", "");
   if (!dir.empty()) {
     std::filesystem::create_directories(dir);
@@ -72,7 +73,7 @@ struct Profile {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--backend", "--threads", "--runs", "--warmup", "--dim"},
+  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--threads", "--runs", "--warmup", "--dim"},
                       {"--json", "--profile"});
   KESTREL_CHECK(a.positional.size() == 1, "bench expects one MODEL argument");
   int runs = a.get_int("--runs", 20), warmup = a.get_int("--warmup", 3);

@@ -15,7 +15,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 int cmd_remove_bg(int argc, char** argv) {
   using namespace vision;
-  Args a = parse_args(argc, argv, {"--backend", "--threads"}, {});
+  Args a = parse_args(argc, argv, {"--backend", "--precision", "--threads"}, {});
   KESTREL_CHECK(a.positional.size() == 3, "remove-bg expects MODEL PHOTO OUT.png");
   const std::string &model = a.positional[0], &photo = a.positional[1], &out = a.positional[2];
 

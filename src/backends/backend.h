@@ -2,7 +2,9 @@
 // then compiles a graph once (weights packed once) and runs it many times.
 // Runs of one compiled graph may happen on several threads at once.
 #pragma once
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,12 +32,28 @@ struct RunOptions {
   void* user = nullptr;
 };
 
+// Where a run put the graph's nodes (backends that split a graph report it).
+struct PlacementReport {
+  std::string device;                        // "NVIDIA H200 (vulkan, fp16 storage)"
+  int gpu_nodes = 0, cpu_nodes = 0;
+  double gpu_flops = 0, total_flops = 0;     // see node_flops()
+  std::map<std::string, int> cpu_reasons;    // why nodes stayed on the CPU -> how many
+  size_t dispatches = 0, barriers = 0, submits = 0;
+  double gpu_flops_share() const { return total_flops > 0 ? gpu_flops / total_flops : 0; }
+};
+
 class CompiledGraph {
  public:
   virtual ~CompiledGraph() = default;
   // Inputs in the order of graph.inputs; outputs in the order of graph.outputs.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const = 0;
+  // The placement of the latest run, for backends that split graphs.
+  virtual std::optional<PlacementReport> placement() const { return std::nullopt; }
 };
+
+// Floating-point operations of one node given its input and output shapes:
+// 2*MACs for Conv, ConvTranspose, MatMul and Gemm, else one per output element.
+double node_flops(const ir::Node& n, const std::vector<Shape>& inputs, const std::vector<Shape>& outputs);
 
 class Backend {
  public:

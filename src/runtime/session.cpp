@@ -1,9 +1,12 @@
 #include "runtime/session.h"
 
 #include <chrono>
+#include <cstdio>
+#include <sstream>
 #include <thread>
 
 #include "backends/backend.h"
+#include "backends/vulkan/vulkan_backend.h"
 #include "onnx/loader.h"
 #include "passes/passes.h"
 
@@ -46,14 +49,42 @@ void Session::init(const SessionOptions& opts) {
   onnx_io::validate_supported(model_->graph);
   passes::run_default_passes(model_->graph);
   const ir::Graph& g = model_->graph;
-  KESTREL_CHECK(opts.backend == "auto" || opts.backend == "cpu", "unknown backend '", opts.backend,
-                "' (this build has: auto, cpu)");
-  backend_ = backends::make_cpu_backend();
+  KESTREL_CHECK(opts.backend == "auto" || opts.backend == "cpu" || opts.backend == "vulkan", "unknown backend '",
+                opts.backend, "' (this build has: auto, cpu, vulkan)");
+  bool vulkan = opts.backend == "vulkan" || (opts.backend == "auto" && backends::gpu_vulkan_device_present());
+  if (vulkan) {
+    backends::VulkanOptions vo;
+    vo.precision = opts.precision;
+    backend_ = backends::make_vulkan_backend(vo);
+  } else {
+    backend_ = backends::make_cpu_backend();
+  }
   backend_name_ = backend_->name();
   compiled_ = backend_->compile(g);
   threads_ = opts.threads > 0 ? opts.threads : int(std::max(1u, std::thread::hardware_concurrency()));
   for (int id : g.inputs) inputs_.push_back(info_of(g, id));
   for (int id : g.outputs) outputs_.push_back(info_of(g, id));
+}
+
+std::vector<backends::NodeVerdict> Session::partition() const { return backend_->capability(model_->graph); }
+
+std::string Session::placement_summary() const {
+  auto p = placement();
+  std::ostringstream os;
+  if (!p) {
+    os << backend_name_ << ": every node";
+    return os.str();
+  }
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * p->gpu_flops_share());
+  os << p->device << ": " << p->gpu_nodes << " of " << (p->gpu_nodes + p->cpu_nodes) << " nodes and " << share
+     << " of FLOPs on the GPU; " << p->dispatches << " dispatches, " << p->barriers << " barriers, " << p->submits
+     << " submits";
+  if (!p->cpu_reasons.empty()) {
+    os << "\non the CPU (" << p->cpu_nodes << " nodes):";
+    for (auto& [why, n] : p->cpu_reasons) os << "\n  " << n << "  " << why;
+  }
+  return os.str();
 }
 
 std::vector<Tensor> Session::bind(const std::map<std::string, Tensor>& given) const {

@@ -25,8 +25,12 @@ struct TensorInfo {
 };
 
 struct SessionOptions {
-  std::string backend = "auto";  // auto | cpu
-  int threads = 0;               // 0: all hardware threads
+  // auto: Vulkan when a GPU (not a CPU implementation such as lavapipe) is
+  // present, else cpu. vulkan: the Vulkan device KESTREL_VK_DEVICE or the
+  // best one, whatever its kind. cpu: the reference backend.
+  std::string backend = "auto";
+  std::string precision = "auto";  // Vulkan storage: auto | fp32 | fp16 (KESTREL_PRECISION when auto)
+  int threads = 0;                 // 0: all hardware threads
 };
 
 struct RunStats {
@@ -43,6 +47,12 @@ class Session {
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const onnx_io::Model& model() const { return *model_; }
   const std::string& backend_name() const { return backend_name_; }
+  // Per node: runs on the backend, or why it stays on the CPU.
+  std::vector<backends::NodeVerdict> partition() const;
+  // Where the latest run put the nodes (Vulkan backend only).
+  std::optional<backends::PlacementReport> placement() const { return compiled_->placement(); }
+  // "vulkan on <device>: 120 of 130 nodes, 99.2% of FLOPs on the GPU; on the CPU: 10 ..."
+  std::string placement_summary() const;
   int threads() const { return threads_; }
 
   // Runs with every model input given by name. Returns outputs in the model's

@@ -116,6 +116,45 @@ class CpuKernelContext : public ops::KernelContext {
 
 }  // namespace
 
+void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts) {
+  const ir::Graph& g = *plan.graph;
+  const ir::Node& n = g.nodes[i];
+  const ops::OpDef* def = plan.kernels[i];
+  CpuKernelContext ctx(n, env, scope, plan, opts);
+  // Kernels that compute in float32 see half inputs widened (weights were
+  // widened once in the plan) and their float32 outputs rounded back.
+  DType half = DType::Undefined;
+  if (!def->half_native) {
+    for (const auto& [k, t] : plan.widened[i]) {
+      half = env[size_t(n.inputs[size_t(k)])].dtype();
+      ctx.overrides.emplace_back(k, t);
+    }
+    for (int k = 0; k < ctx.num_inputs(); ++k) {
+      int v = n.inputs[size_t(k)];
+      if (v >= 0 && env[size_t(v)].defined() && dtype_is_half(env[size_t(v)].dtype()) && !g.initializers.count(v)) {
+        half = env[size_t(v)].dtype();
+        ctx.overrides.emplace_back(k, env[size_t(v)].cast(DType::Float32));
+      }
+    }
+  }
+  try {
+    def->run(ctx);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind("node '", 0) == 0) throw;  // already names its node
+    fail(n.where(), ": ", msg);
+  } catch (const std::bad_alloc&) {
+    fail(n.where(), ": out of memory");
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    int v = n.outputs[k];
+    if (v < 0) continue;
+    Tensor& out = env[size_t(v)];
+    if (!out.defined()) fail(n.where(), ": kernel produced no value for output ", k);
+    if (half != DType::Undefined && out.dtype() == DType::Float32) out = out.cast(half);
+  }
+}
+
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
                             const RunOptions& opts) {
   const ir::Graph& g = *plan.graph;
@@ -136,42 +175,9 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
 
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    const ops::OpDef* def = plan.kernels[i];
-    CpuKernelContext ctx(n, env, scope, plan, opts);
-    // Kernels that compute in float32 see half inputs widened (weights were
-    // widened once in the plan) and their float32 outputs rounded back.
-    DType half = DType::Undefined;
-    if (!def->half_native) {
-      for (const auto& [k, t] : plan.widened[i]) {
-        half = env[size_t(n.inputs[size_t(k)])].dtype();
-        ctx.overrides.emplace_back(k, t);
-      }
-      for (int k = 0; k < ctx.num_inputs(); ++k) {
-        int v = n.inputs[size_t(k)];
-        if (v >= 0 && env[size_t(v)].defined() && dtype_is_half(env[size_t(v)].dtype()) && !g.initializers.count(v)) {
-          half = env[size_t(v)].dtype();
-          ctx.overrides.emplace_back(k, env[size_t(v)].cast(DType::Float32));
-        }
-      }
-    }
     std::chrono::steady_clock::time_point t0;
     if (opts.on_node) t0 = std::chrono::steady_clock::now();
-    try {
-      def->run(ctx);
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      if (msg.rfind("node '", 0) == 0) throw;  // already names its node
-      fail(n.where(), ": ", msg);
-    } catch (const std::bad_alloc&) {
-      fail(n.where(), ": out of memory");
-    }
-    for (size_t k = 0; k < n.outputs.size(); ++k) {
-      int v = n.outputs[k];
-      if (v < 0) continue;
-      Tensor& out = env[size_t(v)];
-      if (!out.defined()) fail(n.where(), ": kernel produced no value for output ", k);
-      if (half != DType::Undefined && out.dtype() == DType::Float32) out = out.cast(half);
-    }
+    run_node(plan, i, env, scope, opts);
     if (opts.on_node) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       NodeTiming t{&n, {}, ms};

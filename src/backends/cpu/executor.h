@@ -33,6 +33,10 @@ struct Plan {
   const Plan& subgraph(const ir::Graph& g) const;  // throws if g is not a subgraph of this plan
 };
 
+// Runs node i of the plan's graph with its inputs in env (the Vulkan backend
+// uses this for the nodes it leaves on the CPU).
+void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts);
+
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
                             const RunOptions& opts);
 

@@ -1,5 +1,11 @@
 #include "backends/vulkan/context.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "backends/vulkan/shader_index.h"
 #include "core/error.h"
 
 namespace kestrel::vulkan {
@@ -7,6 +13,12 @@ namespace {
 
 void check(VkResult r, const char* what) {
   if (r != VK_SUCCESS) fail("Vulkan: ", what, " failed (VkResult ", int(r), ")");
+}
+
+std::string cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kestrel";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kestrel";
+  return "";
 }
 
 }  // namespace
@@ -21,9 +33,9 @@ void grid_for(uint64_t groups, uint32_t max_x, uint32_t& x, uint32_t& y) {
   x = uint32_t((groups + y - 1) / y);
 }
 
-std::unique_ptr<Context> Context::open() {
+std::shared_ptr<Context> Context::open() {
   std::vector<DeviceInfo> devices = enumerate_devices();
-  std::unique_ptr<Context> c(new Context());
+  std::shared_ptr<Context> c(new Context());
   c->info_ = devices[pick_device(devices)];
   uint32_t n = 0;
   vkEnumeratePhysicalDevices(shared_instance(), &n, nullptr);
@@ -47,167 +59,158 @@ std::unique_ptr<Context> Context::open() {
   KESTREL_CHECK(best >= 0, "Vulkan device '", c->info_.name, "' has no compute queue");
   c->queue_family_ = uint32_t(best);
 
+  // float16 storage needs both 16-bit storage buffers and float16 arithmetic
+  // types (the shaders convert with float16_t).
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  c->fp16_enabled_ = c->info_.storage_16bit && c->info_.shader_float16;
+  s16.storageBuffer16BitAccess = c->fp16_enabled_;
+  f16.shaderFloat16 = c->fp16_enabled_;
+  s16.pNext = &f16;
+
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = c->queue_family_;
   qci.queueCount = 1;
   qci.pQueuePriorities = &priority;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = c->fp16_enabled_ ? &s16 : nullptr;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   check(vkCreateDevice(c->physical_, &dci, nullptr, &c->device_), "vkCreateDevice");
   vkGetDeviceQueue(c->device_, c->queue_family_, 0, &c->queue_);
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = c->queue_family_;
-  check(vkCreateCommandPool(c->device_, &pci, nullptr, &c->pool_), "vkCreateCommandPool");
   vkGetPhysicalDeviceMemoryProperties(c->physical_, &c->memory_);
+  c->load_pipeline_cache();
   return c;
 }
 
 Context::~Context() {
   if (!device_) return;
   vkDeviceWaitIdle(device_);
-  vkDestroyCommandPool(device_, pool_, nullptr);
+  save_pipeline_cache();
+  for (auto& [k, p] : pipelines_) vkDestroyPipeline(device_, p.pipeline, nullptr);
+  for (auto& [k, l] : layouts_) vkDestroyPipelineLayout(device_, l, nullptr);
+  for (auto& [k, l] : set_layouts_) vkDestroyDescriptorSetLayout(device_, l, nullptr);
+  if (cache_) vkDestroyPipelineCache(device_, cache_, nullptr);
   vkDestroyDevice(device_, nullptr);
 }
 
-Buffer Context::create_buffer(size_t bytes) {
-  Buffer b;
-  b.size = std::max<size_t>(bytes, 4);
-  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  bci.size = b.size;
-  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  check(vkCreateBuffer(device_, &bci, nullptr, &b.buffer), "vkCreateBuffer");
-  VkMemoryRequirements req;
-  vkGetBufferMemoryRequirements(device_, b.buffer, &req);
-  const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  uint32_t type = UINT32_MAX;
-  for (uint32_t t = 0; t < memory_.memoryTypeCount && type == UINT32_MAX; ++t)
-    if ((req.memoryTypeBits & (1u << t)) && (memory_.memoryTypes[t].propertyFlags & want) == want) type = t;
-  if (type == UINT32_MAX) {
-    vkDestroyBuffer(device_, b.buffer, nullptr);
-    fail("Vulkan device '", info_.name, "' has no host-visible coherent memory for a ", bytes, "-byte buffer");
+void Context::load_pipeline_cache() {
+  std::string dir = cache_dir();
+  std::vector<char> data;
+  if (!dir.empty()) {
+    char name[128];
+    std::snprintf(name, sizeof name, "/vk-%s-%s-%016llx.bin", info_.device_uuid.c_str(), info_.driver_version.c_str(),
+                  static_cast<unsigned long long>(shaders_hash()));
+    cache_path_ = dir + name;
+    std::ifstream in(cache_path_, std::ios::binary);
+    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
   }
-  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  mai.allocationSize = req.size;
-  mai.memoryTypeIndex = type;
-  VkResult r = vkAllocateMemory(device_, &mai, nullptr, &b.memory);
-  if (r != VK_SUCCESS) {
-    vkDestroyBuffer(device_, b.buffer, nullptr);
-    fail("Vulkan: out of device memory allocating ", bytes, " bytes on '", info_.name, "' (VkResult ", int(r), ")");
+  VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+  ci.initialDataSize = data.size();
+  ci.pInitialData = data.empty() ? nullptr : data.data();
+  // A corrupt or foreign file is ignored by the driver's own header check;
+  // if creation still fails, start empty.
+  if (vkCreatePipelineCache(device_, &ci, nullptr, &cache_) != VK_SUCCESS) {
+    ci.initialDataSize = 0;
+    ci.pInitialData = nullptr;
+    check(vkCreatePipelineCache(device_, &ci, nullptr, &cache_), "vkCreatePipelineCache");
+    data.clear();
   }
-  check(vkBindBufferMemory(device_, b.buffer, b.memory, 0), "vkBindBufferMemory");
-  check(vkMapMemory(device_, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
-  return b;
+  cache_loaded_bytes_ = data.size();
 }
 
-void Context::destroy(Buffer& b) {
-  if (b.memory) vkFreeMemory(device_, b.memory, nullptr);  // unmaps implicitly
-  if (b.buffer) vkDestroyBuffer(device_, b.buffer, nullptr);
-  b = Buffer();
+void Context::save_pipeline_cache() {
+  if (cache_path_.empty() || !cache_) return;
+  size_t size = 0;
+  if (vkGetPipelineCacheData(device_, cache_, &size, nullptr) != VK_SUCCESS || size == 0) return;
+  if (size == cache_loaded_bytes_) return;  // nothing new
+  std::vector<char> data(size);
+  if (vkGetPipelineCacheData(device_, cache_, &size, data.data()) != VK_SUCCESS) return;
+  // Best effort: a read-only home must not break inference. Write then rename
+  // so a concurrent reader never sees half a file.
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(cache_path_).parent_path(), ec);
+  std::string tmp = cache_path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) return;
+    out.write(data.data(), std::streamsize(size));
+  }
+  std::filesystem::rename(tmp, cache_path_, ec);
 }
 
-void Context::run(const Kernel& k, const std::vector<const Buffer*>& buffers, const void* push, uint32_t push_bytes,
-                  uint64_t elements, uint32_t local_size) {
-  // Everything here is created and destroyed per call: simple and leak-free;
-  // the backend proper caches pipelines and records one command buffer per run.
-  std::vector<VkDescriptorSetLayoutBinding> bind(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i)
-    bind[i] = {uint32_t(i), VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
-  VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  dl.bindingCount = uint32_t(bind.size());
-  dl.pBindings = bind.data();
-  VkDescriptorSetLayout set_layout;
-  check(vkCreateDescriptorSetLayout(device_, &dl, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
-  VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  pl.setLayoutCount = 1;
-  pl.pSetLayouts = &set_layout;
-  pl.pushConstantRangeCount = push_bytes ? 1 : 0;
-  pl.pPushConstantRanges = &range;
-  VkPipelineLayout layout;
-  check(vkCreatePipelineLayout(device_, &pl, nullptr, &layout), "vkCreatePipelineLayout");
+const Pipeline& Context::pipeline(const std::string& name, bool f16, const std::vector<int32_t>& spec,
+                                  uint32_t bindings) {
+  std::string key = name + (f16 ? "/f16" : "/f32") + "/" + std::to_string(bindings);
+  for (int32_t s : spec) key += "," + std::to_string(s);
+  std::lock_guard<std::mutex> lock(pipelines_mu_);
+  auto it = pipelines_.find(key);
+  if (it != pipelines_.end()) return it->second;
+  KESTREL_CHECK(!f16 || fp16_enabled_, "Vulkan device '", info_.name, "' has no float16 storage");
+
+  VkDescriptorSetLayout& set_layout = set_layouts_[bindings];
+  if (!set_layout) {
+    std::vector<VkDescriptorSetLayoutBinding> bind(bindings);
+    for (uint32_t i = 0; i < bindings; ++i)
+      bind[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
+    VkDescriptorSetLayoutCreateInfo dl{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dl.bindingCount = bindings;
+    dl.pBindings = bind.data();
+    check(vkCreateDescriptorSetLayout(device_, &dl, nullptr, &set_layout), "vkCreateDescriptorSetLayout");
+  }
+  VkPipelineLayout& layout = layouts_[bindings];
+  if (!layout) {
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes};
+    VkPipelineLayoutCreateInfo pl{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &set_layout;
+    pl.pushConstantRangeCount = 1;
+    pl.pPushConstantRanges = &range;
+    check(vkCreatePipelineLayout(device_, &pl, nullptr, &layout), "vkCreatePipelineLayout");
+  }
+  const ShaderBlob& blob = find_shader(name);
   VkShaderModuleCreateInfo sm{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  sm.codeSize = k.spirv_bytes;
-  sm.pCode = k.spirv;
+  sm.codeSize = f16 ? blob.f16_bytes : blob.f32_bytes;
+  sm.pCode = f16 ? blob.f16 : blob.f32;
   VkShaderModule module;
   check(vkCreateShaderModule(device_, &sm, nullptr, &module), "vkCreateShaderModule");
-  VkSpecializationMapEntry entry{0, 0, sizeof(int32_t)};
-  VkSpecializationInfo spec{1, &entry, sizeof(int32_t), &k.spec0};
+  std::vector<VkSpecializationMapEntry> entries(spec.size());
+  for (size_t i = 0; i < spec.size(); ++i) entries[i] = {uint32_t(i), uint32_t(i * 4), 4};
+  VkSpecializationInfo si{uint32_t(spec.size()), entries.data(), spec.size() * 4, spec.data()};
   VkComputePipelineCreateInfo cp{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   cp.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, nullptr, 0, VK_SHADER_STAGE_COMPUTE_BIT, module,
-              "main", &spec};
+              "main", spec.empty() ? nullptr : &si};
   cp.layout = layout;
-  VkPipeline pipeline;
-  check(vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &cp, nullptr, &pipeline), "vkCreateComputePipelines");
+  Pipeline p;
+  VkResult r = vkCreateComputePipelines(device_, cache_, 1, &cp, nullptr, &p.pipeline);
+  vkDestroyShaderModule(device_, module, nullptr);
+  if (r != VK_SUCCESS) fail("Vulkan: building the pipeline for shader '", name, "' failed (VkResult ", int(r), ")");
+  p.layout = layout;
+  p.set_layout = set_layout;
+  p.bindings = bindings;
+  return pipelines_[key] = p;
+}
 
-  VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, uint32_t(std::max<size_t>(buffers.size(), 1))};
-  VkDescriptorPoolCreateInfo dp{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-  dp.maxSets = 1;
-  dp.poolSizeCount = 1;
-  dp.pPoolSizes = &size;
-  VkDescriptorPool pool;
-  check(vkCreateDescriptorPool(device_, &dp, nullptr, &pool), "vkCreateDescriptorPool");
-  VkDescriptorSetAllocateInfo da{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-  da.descriptorPool = pool;
-  da.descriptorSetCount = 1;
-  da.pSetLayouts = &set_layout;
-  VkDescriptorSet set;
-  check(vkAllocateDescriptorSets(device_, &da, &set), "vkAllocateDescriptorSets");
-  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i]->buffer, 0, VK_WHOLE_SIZE};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstSet = set;
-    writes[i].dstBinding = uint32_t(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  vkUpdateDescriptorSets(device_, uint32_t(writes.size()), writes.data(), 0, nullptr);
+size_t Context::pipelines_built() const {
+  std::lock_guard<std::mutex> lock(pipelines_mu_);
+  return pipelines_.size();
+}
 
-  VkCommandBufferAllocateInfo ca{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  ca.commandPool = pool_;
-  ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  ca.commandBufferCount = 1;
-  VkCommandBuffer cmd;
-  check(vkAllocateCommandBuffers(device_, &ca, &cmd), "vkAllocateCommandBuffers");
-  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  vkBeginCommandBuffer(cmd, &bi);
-  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, nullptr);
-  if (push_bytes) vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
-  uint32_t gx, gy;
-  grid_for((elements + local_size - 1) / local_size, info_.max_workgroup_count[0], gx, gy);
-  KESTREL_CHECK(gy <= info_.max_workgroup_count[1], "Vulkan: ", elements, " elements need more than ",
-                info_.max_workgroup_count[0], " x ", info_.max_workgroup_count[1], " workgroups");
-  vkCmdDispatch(cmd, gx, gy, 1);
-  // Make the shader's writes visible to the host's mapped reads.
-  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
-  vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0,
-                       nullptr);
-  vkEndCommandBuffer(cmd);
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence;
-  check(vkCreateFence(device_, &fi, nullptr, &fence), "vkCreateFence");
+void Context::submit_and_wait(VkCommandBuffer cmd, VkFence fence) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
-  VkResult r = vkQueueSubmit(queue_, 1, &si, fence);
-  if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_C(60) * 1000000000);
-  vkDestroyFence(device_, fence, nullptr);
-  vkFreeCommandBuffers(device_, pool_, 1, &cmd);
-  vkDestroyDescriptorPool(device_, pool, nullptr);
-  vkDestroyPipeline(device_, pipeline, nullptr);
-  vkDestroyShaderModule(device_, module, nullptr);
-  vkDestroyPipelineLayout(device_, layout, nullptr);
-  vkDestroyDescriptorSetLayout(device_, set_layout, nullptr);
-  if (r == VK_TIMEOUT) fail("Vulkan: a dispatch on '", info_.name, "' did not finish within 60 s");
+  VkResult r;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    r = vkQueueSubmit(queue_, 1, &si, fence);
+  }
+  if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_C(120) * 1000000000);
+  if (r == VK_TIMEOUT) fail("Vulkan: work on '", info_.name, "' did not finish within 120 s");
+  if (r == VK_ERROR_DEVICE_LOST) fail("Vulkan: device '", info_.name, "' was lost (driver reset or hang)");
   check(r, "vkQueueSubmit/vkWaitForFences");
+  vkResetFences(device_, 1, &fence);
 }
 
 }  // namespace kestrel::vulkan

@@ -1,59 +1,76 @@
 // A Vulkan device opened for compute: one queue (a compute-only family when
-// the device has one), buffers, and synchronous dispatch of SPIR-V compute
-// shaders. The first layer of the Vulkan backend; memory is host-visible and
-// one allocation per buffer for now (sub-allocation and staging for discrete
-// GPUs come with the backend proper).
+// the device has one), the 16/8-bit storage features it offers, and compute
+// pipelines built once and kept, backed by a VkPipelineCache persisted under
+// $XDG_CACHE_HOME/kestrel/ (keyed on device UUID, driver version and a hash of
+// every shader), so a second process skips shader compilation.
 #pragma once
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "backends/vulkan/device.h"
 
 namespace kestrel::vulkan {
 
-struct Buffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void* mapped = nullptr;  // persistently mapped
-  size_t size = 0;
-};
+// Every pipeline has room for this many bytes of push constants (the
+// minimum maxPushConstantsSize the Vulkan spec guarantees).
+constexpr uint32_t kPushBytes = 128;
 
-// A compute shader with its SPIR-V and one int specialization constant (id 0).
-struct Kernel {
-  const uint32_t* spirv = nullptr;
-  size_t spirv_bytes = 0;
-  int32_t spec0 = 0;
+struct Pipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  uint32_t bindings = 0;
 };
 
 class Context {
  public:
   // Opens the device pick_device() chooses. Throws Error with the reason.
-  static std::unique_ptr<Context> open();
+  static std::shared_ptr<Context> open();
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   const DeviceInfo& info() const { return info_; }
-  Buffer create_buffer(size_t bytes);
-  void destroy(Buffer& b);
-  // Runs `k` over `elements` invocations (workgroups of `local_size`, folded
-  // into a 2-D grid past maxComputeWorkGroupCount[0]) with buffers bound at
-  // bindings 0..n-1 and `push` as push constants; waits for completion.
-  void run(const Kernel& k, const std::vector<const Buffer*>& buffers, const void* push, uint32_t push_bytes,
-           uint64_t elements, uint32_t local_size);
+  VkDevice device() const { return device_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
+  bool fp16_storage() const { return fp16_enabled_; }
+
+  // The pipeline for shader `name` (float32 or float16 storage variant) with
+  // these specialization constants (ids 0..n-1) and `bindings` storage buffers.
+  const Pipeline& pipeline(const std::string& name, bool f16, const std::vector<int32_t>& spec, uint32_t bindings);
+  size_t pipelines_built() const;
+  std::string pipeline_cache_path() const { return cache_path_; }
+
+  // Submits `cmd` and waits for it. Queue access is serialized here.
+  void submit_and_wait(VkCommandBuffer cmd, VkFence fence);
 
  private:
   Context() = default;
+  void load_pipeline_cache();
+  void save_pipeline_cache();
+
   DeviceInfo info_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
-  VkCommandPool pool_ = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory_{};
+  bool fp16_enabled_ = false;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::string cache_path_;
+  size_t cache_loaded_bytes_ = 0;
+  mutable std::mutex pipelines_mu_;
+  std::map<std::string, Pipeline> pipelines_;
+  std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
+  std::map<uint32_t, VkPipelineLayout> layouts_;
+  std::mutex queue_mu_;
 };
 
 // 2-D grid for `groups` workgroups when one dimension is capped at `max_x`:

@@ -1,0 +1,31 @@
+#include "backends/backend.h"
+
+namespace kestrel::backends {
+
+double node_flops(const ir::Node& n, const std::vector<Shape>& in, const std::vector<Shape>& out) {
+  double out_elems = 0;
+  for (const Shape& s : out) out_elems += double(shape_numel(s));
+  auto has = [&](size_t i) { return i < in.size() && !in[i].empty(); };
+  if ((n.op_type == "Conv" || n.op_type == "ConvInteger") && has(1) && in[1].size() >= 2 && !out.empty()) {
+    // Each output element sums C/group * kernel taps products.
+    double taps = 1;
+    for (size_t d = 1; d < in[1].size(); ++d) taps *= double(in[1][d]);
+    return 2 * double(shape_numel(out[0])) * taps;
+  }
+  if (n.op_type == "ConvTranspose" && has(0) && has(1) && in[1].size() >= 2) {
+    double taps = 1;
+    for (size_t d = 1; d < in[1].size(); ++d) taps *= double(in[1][d]);
+    return 2 * double(shape_numel(in[0])) * taps;
+  }
+  if ((n.op_type == "MatMul" || n.op_type == "MatMulInteger" || n.op_type == "Gemm") && has(0) && !out.empty()) {
+    double k = double(in[0].back());
+    if (n.op_type == "Gemm") {
+      auto it = n.attrs.find("transA");
+      if (it != n.attrs.end() && it->second.i && in[0].size() == 2) k = double(in[0][0]);
+    }
+    return 2 * double(shape_numel(out[0])) * k;
+  }
+  return out_elems;
+}
+
+}  // namespace kestrel::backends

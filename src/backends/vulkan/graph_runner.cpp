@@ -1,0 +1,421 @@
+#include "backends/vulkan/graph_runner.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "backends/vulkan/transfer.h"
+
+namespace kestrel::vulkan {
+
+// What one run needs for itself, reused by later runs: runs on several
+// threads at once each take their own.
+struct RunResources {
+  explicit RunResources(Context& c) : rec(c), device(c, MemoryKind::Device), host(c, MemoryKind::Host) {}
+  Recorder rec;
+  Allocator device;
+  Allocator host;
+};
+
+namespace {
+
+constexpr int64_t kSmallHostElements = 4096;
+
+bool trace_enabled() {
+  const char* t = std::getenv("KESTREL_TRACE");
+  return t && *t && std::strcmp(t, "0") != 0;
+}
+
+std::shared_ptr<DeviceMemory> device_memory(Allocator& a, size_t bytes) {
+  return std::make_shared<DeviceMemory>(&a, a.allocate(bytes));
+}
+
+}  // namespace
+
+std::string static_verdict(const ir::Node& n, const ir::Graph& g, bool half) {
+  const VkOpDef* d = find_vk_op(n.domain, n.op_type, n.opset);
+  if (!d) return "no Vulkan kernel for " + (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
+  if (half && !d->half_ok) return n.op_type + " runs in float32 only";
+  for (int v : n.outputs)
+    if (v >= 0 && g.values[size_t(v)].dtype != DType::Undefined && !device_dtype(g.values[size_t(v)].dtype))
+      return std::string("output dtype ") + dtype_name(g.values[size_t(v)].dtype) + " stays on the CPU";
+  if (d->check) return d->check(n, g);
+  return "";
+}
+
+// The state of one run: every value on the host, on the device, or both.
+struct RunState {
+  const VulkanCompiled& c;
+  RunResources& res;
+  const backends::RunOptions& opts;
+  std::vector<Tensor> host;
+  std::vector<std::shared_ptr<GpuTensor>> gpu;
+  std::vector<std::shared_ptr<DeviceMemory>> staging;  // alive until the run ends
+  backends::PlacementReport report;
+
+  RunState(const VulkanCompiled& cc, RunResources& r, const backends::RunOptions& o)
+      : c(cc), res(r), opts(o), host(cc.g_.values.size()), gpu(cc.g_.values.size()) {}
+
+  const ir::Graph& g() const { return c.g_; }
+  const std::string& name(int v) const { return g().values[size_t(v)].name; }
+
+  // The device copy of value v, uploading the host tensor when needed.
+  const GpuTensor& to_device(int v) {
+    if (gpu[size_t(v)]) return *gpu[size_t(v)];
+    if (c.resident_[size_t(v)]) return *(gpu[size_t(v)] = c.resident_[size_t(v)]);
+    const Tensor& t = host[size_t(v)];
+    if (!t.defined()) throw Unsupported{"input '" + name(v) + "' has no value"};
+    std::string why = storable(t);
+    if (!why.empty()) throw Unsupported{"input '" + name(v) + "': " + why};
+    auto g = std::make_shared<GpuTensor>();
+    g->dtype = t.dtype();
+    g->shape = t.shape();
+    g->half = c.half_ && g->is_float();
+    size_t bytes = storage_bytes(t, c.half_);
+    if (bytes > c.ctx_->info().max_storage_buffer_range)
+      throw Unsupported{"tensor '" + name(v) + "' is past the device's maxStorageBufferRange"};
+    g->memory = device_memory(res.device, bytes);
+    // Through staging, in stream order: the device range may have been freed
+    // by this run with recorded work still reading it.
+    auto stg = device_memory(res.host, bytes);
+    write_storage(t, c.half_, stg->a.mapped());
+    res.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, g->range(true));
+    staging.push_back(std::move(stg));
+    return *(gpu[size_t(v)] = std::move(g));
+  }
+
+  // Makes every listed value available on the host, with one submit.
+  void to_host(const std::vector<int>& values) {
+    std::vector<std::pair<int, std::shared_ptr<DeviceMemory>>> reads;
+    for (int v : values) {
+      if (v < 0 || host[size_t(v)].defined() || !gpu[size_t(v)]) continue;
+      const GpuTensor& t = *gpu[size_t(v)];
+      if (t.memory->a.mapped()) {
+        reads.emplace_back(v, nullptr);
+      } else {
+        auto stg = device_memory(res.host, t.bytes());
+        res.rec.copy(t.range(false), {stg->a.buffer(), stg->a.offset, std::max<size_t>(t.bytes(), 4), true});
+        reads.emplace_back(v, std::move(stg));
+      }
+    }
+    if (reads.empty()) return;
+    res.rec.flush();
+    for (auto& [v, stg] : reads) {
+      const GpuTensor& t = *gpu[size_t(v)];
+      host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped());
+    }
+  }
+
+  void run_cpu(size_t i, const backends::cpu::Scope& scope) {
+    const ir::Node& n = g().nodes[i];
+    std::vector<int> need(n.inputs.begin(), n.inputs.end());
+    for (const std::string& nm : ir::implicit_reads(n)) need.push_back(g().find(nm));
+    to_host(need);
+    backends::cpu::run_node(c.plan_, i, host, scope, opts);
+  }
+
+  void run_gpu(size_t i, const VkOpDef& def);
+
+  std::vector<Shape> shapes_of(const std::vector<int>& vs) const {
+    std::vector<Shape> s;
+    for (int v : vs) {
+      if (v < 0) s.emplace_back();
+      else if (gpu[size_t(v)]) s.push_back(gpu[size_t(v)]->shape);
+      else if (host[size_t(v)].defined()) s.push_back(host[size_t(v)].shape());
+      else s.emplace_back();
+    }
+    return s;
+  }
+};
+
+namespace {
+
+class VkOpContext : public OpContext {
+ public:
+  VkOpContext(const ir::Node& n, const VkOpDef& def, RunState& st) : OpContext(n), def_(def), st_(st) {}
+
+  bool has_input(int i) const override { return i < num_inputs() && node.inputs[size_t(i)] >= 0; }
+  const GpuTensor& input(int i) const override {
+    if (!has_input(i)) fail("required input ", i, " is missing");
+    const auto& g = st_.gpu[size_t(node.inputs[size_t(i)])];
+    if (!g) fail("input ", i, " is a host input of this Vulkan kernel");
+    return *g;
+  }
+  const Tensor& host_input(int i) const override {
+    if (!has_input(i)) fail("required input ", i, " is missing");
+    const Tensor& t = st_.host[size_t(node.inputs[size_t(i)])];
+    if (!t.defined()) fail("host input ", i, " has no value");
+    return t;
+  }
+  GpuTensor& output(int i, DType dtype, Shape shape) override {
+    if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
+    for (int64_t d : shape)
+      if (d < 0) fail("computed a negative dimension for output ", i, ": ", shape_str(shape));
+    if (!device_dtype(dtype)) unsupported("output dtype ", dtype_name(dtype), " stays on the CPU");
+    auto g = std::make_shared<GpuTensor>();
+    g->dtype = dtype;
+    g->shape = std::move(shape);
+    g->half = st_.c.half() && g->is_float();
+    if (g->bytes() > device().max_storage_buffer_range)
+      unsupported("output ", i, " ", shape_str(g->shape), " is past the device's maxStorageBufferRange");
+    g->memory = device_memory(st_.res.device, g->bytes());
+    return *put(i, std::move(g));
+  }
+  void set_output(int i, const GpuTensor& t) override {
+    if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
+    put(i, std::make_shared<GpuTensor>(t));
+  }
+  bool half() const override { return st_.c.half(); }
+  const DeviceInfo& device() const override { return st_.c.context().info(); }
+  GpuTensor upload_i32(const std::vector<int32_t>& values) override {
+    GpuTensor g;
+    g.dtype = DType::Int32;
+    g.shape = {int64_t(values.size())};
+    size_t bytes = std::max<size_t>(values.size() * 4, 4);
+    g.memory = device_memory(st_.res.device, bytes);
+    auto stg = device_memory(st_.res.host, bytes);
+    std::memcpy(stg->a.mapped(), values.data(), values.size() * 4);
+    st_.res.rec.copy({stg->a.buffer(), stg->a.offset, bytes, false}, g.range(true));
+    st_.staging.push_back(std::move(stg));
+    return g;
+  }
+  void dispatch(const std::string& shader, const std::vector<int32_t>& spec, const std::vector<Binding>& bindings,
+                const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) override {
+    const Pipeline& p = st_.c.context().pipeline(shader, half(), spec, uint32_t(bindings.size()));
+    std::vector<BufferRange> ranges;
+    for (const Binding& b : bindings) ranges.push_back(b.tensor->range(b.write));
+    st_.res.rec.dispatch(p, ranges, push, push_bytes, gx, gy, gz);
+  }
+  void dispatch_elements(const std::string& shader, const std::vector<int32_t>& spec,
+                         const std::vector<Binding>& bindings, void* push, uint32_t push_bytes, uint64_t n,
+                         uint32_t local_size) override {
+    KESTREL_CHECK(push_bytes >= 8, "Vulkan: element-wise push constants must begin with {base, n}");
+    // At most 2^22 invocations per dispatch: a few ms on a desktop GPU, well
+    // under the ~500 ms some mobile drivers allow.
+    const uint64_t chunk = uint64_t(1) << 22;
+    for (uint64_t base = 0; base < n; base += chunk) {
+      uint32_t head[2] = {uint32_t(base), uint32_t(n)};
+      std::memcpy(push, head, sizeof head);
+      uint64_t count = std::min(chunk, n - base);
+      uint32_t gx, gy;
+      grid_for((count + local_size - 1) / local_size, device().max_workgroup_count[0], gx, gy);
+      dispatch(shader, spec, bindings, push, push_bytes, gx, gy, 1);
+    }
+  }
+
+  std::vector<int> produced;  // value ids this attempt set (undone if it falls back)
+
+ private:
+  std::shared_ptr<GpuTensor>& put(int i, std::shared_ptr<GpuTensor> g) {
+    int v = node.outputs[size_t(i)];
+    if (v < 0) return scratch_ = std::move(g);
+    produced.push_back(v);
+    return st_.gpu[size_t(v)] = std::move(g);
+  }
+  const VkOpDef& def_;
+  RunState& st_;
+  std::shared_ptr<GpuTensor> scratch_;
+};
+
+}  // namespace
+
+void RunState::run_gpu(size_t i, const VkOpDef& def) {
+  const ir::Node& n = g().nodes[i];
+  std::vector<int> host_needed;
+  for (int k : def.host_inputs)
+    if (k < int(n.inputs.size()) && n.inputs[size_t(k)] >= 0) host_needed.push_back(n.inputs[size_t(k)]);
+  to_host(host_needed);
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    int v = n.inputs[k];
+    if (v < 0 || std::count(def.host_inputs.begin(), def.host_inputs.end(), int(k))) continue;
+    to_device(v);
+  }
+  VkOpContext ctx(n, def, *this);
+  try {
+    def.record(ctx);
+  } catch (Unsupported&) {
+    for (int v : ctx.produced) gpu[size_t(v)].reset();
+    throw;
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind("node '", 0) == 0) throw;
+    fail(n.where(), ": ", msg);
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0 && !gpu[size_t(n.outputs[k])])
+      fail(n.where(), ": Vulkan kernel produced no value for output ", k);
+}
+
+VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, bool keep_small)
+    : ctx_(std::move(ctx)), g_(g), half_(half), keep_small_host_work_(keep_small), plan_(backends::cpu::Plan::build(g)) {
+  gpu_def_.resize(g.nodes.size());
+  cpu_reason_.resize(g.nodes.size());
+  resident_.resize(g.values.size());
+  weights_ = std::make_unique<Allocator>(*ctx_, MemoryKind::Device);
+  RunResources upload(*ctx_);
+  std::vector<std::shared_ptr<DeviceMemory>> staging;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    cpu_reason_[i] = static_verdict(n, g, half);
+    if (!cpu_reason_[i].empty()) continue;
+    gpu_def_[i] = find_vk_op(n.domain, n.op_type, n.opset);
+    // Weights go to the device once, now, in the storage precision.
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int v = n.inputs[k];
+      if (v < 0 || resident_[size_t(v)] || std::count(gpu_def_[i]->host_inputs.begin(), gpu_def_[i]->host_inputs.end(), int(k)))
+        continue;
+      auto it = g.initializers.find(v);
+      if (it == g.initializers.end() || !storable(it->second).empty()) continue;
+      const Tensor& t = it->second;
+      size_t bytes = storage_bytes(t, half);
+      if (bytes > ctx_->info().max_storage_buffer_range) continue;
+      auto gt = std::make_shared<GpuTensor>();
+      gt->dtype = t.dtype();
+      gt->shape = t.shape();
+      gt->half = half && gt->is_float();
+      gt->memory = device_memory(*weights_, bytes);
+      if (uint8_t* p = gt->memory->a.mapped()) {
+        write_storage(t, half, p);
+      } else {
+        auto stg = device_memory(upload.host, bytes);
+        write_storage(t, half, stg->a.mapped());
+        upload.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, gt->range(true));
+        staging.push_back(std::move(stg));
+        if (staging.size() >= 64) {  // bound the staging memory held at once
+          upload.rec.flush();
+          staging.clear();
+        }
+      }
+      resident_[size_t(v)] = std::move(gt);
+    }
+  }
+  upload.rec.flush();
+}
+
+VulkanCompiled::~VulkanCompiled() {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.clear();
+  resident_.clear();
+}
+
+size_t VulkanCompiled::resident_bytes() const { return weights_->reserved_bytes(); }
+
+std::unique_ptr<RunResources> VulkanCompiled::acquire() const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!idle_.empty()) {
+      auto r = std::move(idle_.back());
+      idle_.pop_back();
+      return r;
+    }
+  }
+  return std::make_unique<RunResources>(*ctx_);
+}
+
+void VulkanCompiled::give_back(std::unique_ptr<RunResources> r) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  idle_.push_back(std::move(r));
+}
+
+std::optional<backends::PlacementReport> VulkanCompiled::placement() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_;
+}
+
+std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const {
+  KESTREL_CHECK(inputs.size() == g_.inputs.size(), "graph '", g_.name, "' takes ", g_.inputs.size(), " inputs, got ",
+                inputs.size());
+  std::unique_ptr<RunResources> res = acquire();
+  struct Return {
+    const VulkanCompiled& c;
+    std::unique_ptr<RunResources>& r;
+    ~Return() {
+      try {
+        r->rec.reset();
+      } catch (...) {
+        return;  // a lost device: drop these resources
+      }
+      c.give_back(std::move(r));
+    }
+  } give_back_on_exit{*this, res};
+
+  RunState st(*this, *res, opts);
+  for (auto& [v, t] : g_.initializers) st.host[size_t(v)] = t;
+  for (size_t i = 0; i < inputs.size(); ++i) st.host[size_t(g_.inputs[i])] = inputs[i];
+  backends::cpu::Scope scope{&g_, &st.host, nullptr};
+  omp_set_num_threads(std::max(1, opts.threads));
+  const bool trace = trace_enabled();
+  const bool timed = trace || opts.on_node;
+  st.report.device = ctx_->info().name + " (vulkan, " + (half_ ? "fp16" : "fp32") + " storage)";
+
+  for (size_t i = 0; i < g_.nodes.size(); ++i) {
+    const ir::Node& n = g_.nodes[i];
+    auto t0 = std::chrono::steady_clock::now();
+    bool on_gpu = false;
+    std::string reason = cpu_reason_[i];
+    if (gpu_def_[i]) {
+      // Shape arithmetic on small host tensors stays on the host.
+      bool small_host = keep_small_host_work_;
+      for (int v : n.inputs)
+        if (v >= 0 && (st.gpu[size_t(v)] || st.host[size_t(v)].numel() > kSmallHostElements)) small_host = false;
+      if (small_host) {
+        reason = "small tensors already on the host";
+      } else {
+        try {
+          st.run_gpu(i, *gpu_def_[i]);
+          on_gpu = true;
+        } catch (const Unsupported& u) {
+          reason = u.reason;
+        }
+      }
+    }
+    if (!on_gpu) st.run_cpu(i, scope);
+    std::vector<Shape> in_shapes = st.shapes_of(n.inputs), out_shapes = st.shapes_of(n.outputs);
+    double flops = backends::node_flops(n, in_shapes, out_shapes);
+    st.report.total_flops += flops;
+    if (on_gpu) {
+      st.report.gpu_nodes++;
+      st.report.gpu_flops += flops;
+    } else {
+      st.report.cpu_nodes++;
+      st.report.cpu_reasons[reason]++;
+    }
+    if (timed) {
+      if (on_gpu) res->rec.flush();
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (trace) {
+        std::string ins, outs;
+        for (const Shape& s : in_shapes) ins += (ins.empty() ? "" : " ") + shape_str(s);
+        for (const Shape& s : out_shapes) outs += (outs.empty() ? "" : " ") + shape_str(s);
+        std::fprintf(stderr, "[kestrel trace] %4zu %-22s %-4s %9.3f ms  in %s -> %s%s%s\n", i, n.op_type.c_str(),
+                     on_gpu ? "gpu" : "cpu", ms, ins.c_str(), outs.c_str(), on_gpu ? "" : "  (", on_gpu ? "" : (reason + ")").c_str());
+      }
+      if (opts.on_node) opts.on_node(opts.user, backends::NodeTiming{&n, in_shapes, ms});
+    }
+    for (int v : plan_.release_after[i]) {
+      st.host[size_t(v)] = Tensor();
+      st.gpu[size_t(v)].reset();
+    }
+  }
+  st.to_host(g_.outputs);
+  std::vector<Tensor> outs;
+  for (int v : g_.outputs) {
+    if (!st.host[size_t(v)].defined()) fail("graph output '", g_.values[size_t(v)].name, "' was never computed");
+    outs.push_back(st.host[size_t(v)]);
+  }
+  st.report.dispatches = res->rec.dispatches();
+  st.report.barriers = res->rec.barriers();
+  st.report.submits = res->rec.submits();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_ = st.report;
+  }
+  return outs;
+}
+
+}  // namespace kestrel::vulkan

@@ -1,0 +1,53 @@
+// A graph compiled for the Vulkan backend: per node, the Vulkan kernel that
+// runs it or the reason it stays on the CPU; weights uploaded once.
+#pragma once
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/cpu/executor.h"
+#include "backends/vulkan/op.h"
+
+namespace kestrel::vulkan {
+
+struct RunResources;
+
+class VulkanCompiled : public backends::CompiledGraph {
+ public:
+  VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, bool keep_small_host_work);
+  ~VulkanCompiled() override;
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const override;
+  std::optional<backends::PlacementReport> placement() const override;
+
+  // Static partition: the Vulkan kernel of node i, or null with cpu_reason(i).
+  const VkOpDef* gpu_def(size_t i) const { return gpu_def_[i]; }
+  const std::string& cpu_reason(size_t i) const { return cpu_reason_[i]; }
+  Context& context() const { return *ctx_; }
+  bool half() const { return half_; }
+  size_t resident_bytes() const;
+
+ private:
+  friend struct RunState;
+  std::unique_ptr<RunResources> acquire() const;
+  void give_back(std::unique_ptr<RunResources> r) const;
+
+  std::shared_ptr<Context> ctx_;
+  const ir::Graph& g_;
+  bool half_ = false;
+  bool keep_small_host_work_ = true;
+  backends::cpu::Plan plan_;
+  std::vector<const VkOpDef*> gpu_def_;
+  std::vector<std::string> cpu_reason_;
+  std::unique_ptr<Allocator> weights_;
+  std::vector<std::shared_ptr<GpuTensor>> resident_;  // by value id (initializers used on the GPU)
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<RunResources>> idle_;
+  mutable std::optional<backends::PlacementReport> last_;
+};
+
+// The reason node n cannot go to the GPU at all ("" when it can).
+std::string static_verdict(const ir::Node& n, const ir::Graph& g, bool half);
+
+}  // namespace kestrel::vulkan

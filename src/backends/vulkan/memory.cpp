@@ -1,0 +1,132 @@
+#include "backends/vulkan/memory.h"
+
+#include "backends/vulkan/context.h"
+#include "core/error.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+constexpr size_t kBlockBytes = size_t(64) << 20;
+constexpr size_t kAlign = 256;  // >= minStorageBufferOffsetAlignment on every known device
+
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+}  // namespace
+
+Allocator::Allocator(Context& ctx, MemoryKind kind) : ctx_(ctx), kind_(kind) {
+  const VkPhysicalDeviceMemoryProperties& mp = ctx.memory_properties();
+  const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  // Preference lists, best first.
+  std::vector<VkMemoryPropertyFlags> wants;
+  if (kind == MemoryKind::Device) {
+    if (ctx.info().unified_memory) wants.push_back(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
+    wants.push_back(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    wants.push_back(host);
+  } else {
+    wants.push_back(host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    wants.push_back(host);
+  }
+  for (VkMemoryPropertyFlags want : wants) {
+    for (uint32_t t = 0; t < mp.memoryTypeCount; ++t) {
+      if ((mp.memoryTypes[t].propertyFlags & want) != want) continue;
+      type_ = t;
+      host_visible_ = (mp.memoryTypes[t].propertyFlags & host) == host;
+      return;
+    }
+  }
+  fail("Vulkan device '", ctx.info().name, "' has no suitable memory type");
+}
+
+Allocator::~Allocator() {
+  for (auto& b : blocks_) {
+    vkDestroyBuffer(ctx_.device(), b->buffer, nullptr);
+    vkFreeMemory(ctx_.device(), b->memory, nullptr);
+  }
+}
+
+Block* Allocator::new_block(size_t bytes) {
+  auto b = std::make_unique<Block>();
+  b->size = round_up(std::max(bytes, kBlockBytes), kBlockBytes);
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = b->size;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  if (vkCreateBuffer(ctx_.device(), &bci, nullptr, &b->buffer) != VK_SUCCESS)
+    fail("Vulkan: cannot create a ", b->size, "-byte buffer on '", ctx_.info().name, "'");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(ctx_.device(), b->buffer, &req);
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = type_;
+  VkResult r = (req.memoryTypeBits & (1u << type_)) ? vkAllocateMemory(ctx_.device(), &mai, nullptr, &b->memory)
+                                                   : VK_ERROR_FEATURE_NOT_PRESENT;
+  if (r != VK_SUCCESS) {
+    vkDestroyBuffer(ctx_.device(), b->buffer, nullptr);
+    size_t have = 0;
+    for (auto& x : blocks_) have += x->size;
+    fail("Vulkan: out of ", kind_ == MemoryKind::Device ? "device" : "host-visible", " memory on '",
+         ctx_.info().name, "': a ", bytes, "-byte tensor needs a new ", b->size, "-byte block (", have,
+         " bytes already held; VkResult ", int(r), ")");
+  }
+  vkBindBufferMemory(ctx_.device(), b->buffer, b->memory, 0);
+  if (host_visible_) {
+    void* p = nullptr;
+    vkMapMemory(ctx_.device(), b->memory, 0, VK_WHOLE_SIZE, 0, &p);
+    b->mapped = static_cast<uint8_t*>(p);
+  }
+  b->free[0] = b->size;
+  blocks_.push_back(std::move(b));
+  return blocks_.back().get();
+}
+
+Allocation Allocator::allocate(size_t bytes) {
+  size_t need = round_up(std::max<size_t>(bytes, 4), kAlign);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (auto& b : blocks_) {
+      for (auto it = b->free.begin(); it != b->free.end(); ++it) {
+        if (it->second < need) continue;
+        size_t off = it->first, left = it->second - need;
+        b->free.erase(it);
+        if (left) b->free[off + need] = left;
+        return Allocation{b.get(), off, need};
+      }
+    }
+    if (attempt == 0) new_block(need);
+  }
+  fail("Vulkan: allocator could not place ", bytes, " bytes");  // unreachable: the new block fits
+}
+
+void Allocator::release(const Allocation& a) {
+  if (!a.block) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto& fr = a.block->free;
+  auto [it, ok] = fr.emplace(a.offset, a.size);
+  // Coalesce with the following and preceding free ranges.
+  auto next = std::next(it);
+  if (next != fr.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    fr.erase(next);
+  }
+  if (it != fr.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      fr.erase(it);
+    }
+  }
+}
+
+size_t Allocator::reserved_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t s = 0;
+  for (auto& b : blocks_) s += b->size;
+  return s;
+}
+
+size_t Allocator::blocks() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return blocks_.size();
+}
+
+}  // namespace kestrel::vulkan

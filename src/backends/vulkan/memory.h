@@ -1,0 +1,74 @@
+// Device memory sub-allocated from large blocks: one vkAllocateMemory per
+// block (64 MiB, or one larger block for a larger tensor), first fit with
+// coalescing on release. Each block is one VkBuffer; a tensor is a range of it.
+// Blocks are kept when empty, so a steady workload stops allocating after its
+// first run and memory stays flat.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace kestrel::vulkan {
+
+class Context;
+
+enum class MemoryKind {
+  Device,  // device-local (also mapped on unified-memory devices)
+  Host,    // host-visible, coherent (staging for uploads and read-back)
+};
+
+struct Block {
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  uint8_t* mapped = nullptr;  // null when the memory is not host-visible
+  size_t size = 0;
+  std::map<size_t, size_t> free;  // offset -> size of each free range
+};
+
+struct Allocation {
+  Block* block = nullptr;
+  size_t offset = 0, size = 0;
+  VkBuffer buffer() const { return block->buffer; }
+  uint8_t* mapped() const { return block->mapped ? block->mapped + offset : nullptr; }
+};
+
+class Allocator {
+ public:
+  Allocator(Context& ctx, MemoryKind kind);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  // Throws Error naming the size and device when memory runs out.
+  Allocation allocate(size_t bytes);
+  void release(const Allocation& a);
+
+  size_t reserved_bytes() const;  // sum of block sizes
+  size_t blocks() const;
+  bool host_visible() const { return host_visible_; }
+
+ private:
+  Block* new_block(size_t bytes);
+  Context& ctx_;
+  MemoryKind kind_;
+  uint32_t type_ = 0;
+  bool host_visible_ = false;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+};
+
+// A tensor's memory, returned to its allocator when the last reference goes.
+struct DeviceMemory {
+  Allocator* owner = nullptr;
+  Allocation a;
+  DeviceMemory(Allocator* o, Allocation al) : owner(o), a(al) {}
+  ~DeviceMemory() { owner->release(a); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+};
+
+}  // namespace kestrel::vulkan

@@ -1,0 +1,142 @@
+// How a Vulkan kernel is defined: one file per op under backends/vulkan/ops/
+// (named like the op's file in src/ops/), its shader(s) under shaders/, and a
+// static registration:
+//
+//   static void record_relu(vulkan::OpContext& ctx) { ... ctx.dispatch_elements(...); }
+//   KESTREL_VK_OP(Relu, {.record = record_relu});
+//
+// record() computes output shapes from the input shapes (and host inputs,
+// such as Reshape's shape), allocates outputs and records dispatches. When it
+// meets a case it does not handle (a dtype, a rank, a size), it calls
+// ctx.unsupported(reason) before recording anything, and the node runs on the
+// CPU for that run, with the reason reported.
+#pragma once
+#include <cstring>
+#include <sstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/context.h"
+#include "backends/vulkan/memory.h"
+#include "backends/vulkan/recorder.h"
+#include "core/tensor.h"
+#include "ir/graph.h"
+
+namespace kestrel::vulkan {
+
+// A tensor on the device. Float tensors (float32 and float16) are stored in
+// the run's precision (float32, or float16 when `half`); integer and boolean
+// tensors as int32 (int64 values outside int32's range stay on the host).
+struct GpuTensor {
+  DType dtype = DType::Undefined;  // the ONNX element type
+  Shape shape;
+  bool half = false;  // float storage is float16
+  std::shared_ptr<DeviceMemory> memory;
+
+  int64_t numel() const { return shape_numel(shape); }
+  size_t element_bytes() const { return half ? 2 : 4; }
+  size_t bytes() const { return size_t(numel()) * element_bytes(); }
+  bool is_float() const { return dtype == DType::Float32 || dtype == DType::Float16; }
+  BufferRange range(bool write) const {
+    return {memory->a.buffer(), memory->a.offset, std::max<size_t>(bytes(), 4), write};
+  }
+};
+
+// Thrown by OpContext::unsupported(): this node runs on the CPU this time.
+struct Unsupported {
+  std::string reason;
+};
+
+// A buffer binding of a dispatch: In(t) is read, Out(t) is written.
+struct Binding {
+  const GpuTensor* tensor;
+  bool write;
+};
+inline Binding In(const GpuTensor& t) { return {&t, false}; }
+inline Binding Out(const GpuTensor& t) { return {&t, true}; }
+
+class OpContext {
+ public:
+  virtual ~OpContext() = default;
+  explicit OpContext(const ir::Node& n) : node(n) {}
+  const ir::Node& node;
+
+  int num_inputs() const { return int(node.inputs.size()); }
+  int num_outputs() const { return int(node.outputs.size()); }
+  virtual bool has_input(int i) const = 0;
+  // A device input (the op's declared host inputs are not available here).
+  virtual const GpuTensor& input(int i) const = 0;
+  // A host input: one the op lists in VkOpDef::host_inputs.
+  virtual const Tensor& host_input(int i) const = 0;
+  // Allocates output i (float dtypes take the run's storage precision).
+  virtual GpuTensor& output(int i, DType dtype, Shape shape) = 0;
+  // Output i shares an existing tensor's memory (Reshape, Identity, Squeeze...).
+  virtual void set_output(int i, const GpuTensor& t) = 0;
+  // True when float tensors are stored as float16 in this run.
+  virtual bool half() const = 0;
+  virtual const DeviceInfo& device() const = 0;
+  // A small int32 constant for this run (indices, shapes), uploaded on use.
+  virtual GpuTensor upload_i32(const std::vector<int32_t>& values) = 0;
+
+  // Records `shader` (its variant for the run's precision) over gx*gy*gz
+  // workgroups with `bindings` at 0..n-1 and `push` as push constants.
+  virtual void dispatch(const std::string& shader, const std::vector<int32_t>& spec,
+                        const std::vector<Binding>& bindings, const void* push, uint32_t push_bytes, uint32_t gx,
+                        uint32_t gy = 1, uint32_t gz = 1) = 0;
+  // Records an element-wise `shader` over n invocations (local size
+  // `local_size`): `push` must begin with {uint base; uint n}, which are filled
+  // here. Long work is split into bounded dispatches folded into 2-D grids.
+  virtual void dispatch_elements(const std::string& shader, const std::vector<int32_t>& spec,
+                                 const std::vector<Binding>& bindings, void* push, uint32_t push_bytes, uint64_t n,
+                                 uint32_t local_size = 256) = 0;
+
+  template <typename... A>
+  [[noreturn]] void unsupported(const A&... parts) const {
+    std::ostringstream os;
+    (os << ... << parts);
+    throw Unsupported{os.str()};
+  }
+  template <typename... A>
+  [[noreturn]] void fail(const A&... parts) const { ::kestrel::fail(node.where(), ": ", parts...); }
+};
+
+using RecordFn = void (*)(OpContext&);
+// Static check at partition time: "" when the node can go to the GPU, else why not.
+using CheckFn = std::string (*)(const ir::Node& node, const ir::Graph& graph);
+
+struct VkOpDef {
+  std::string name;
+  std::string domain;  // "" is the default ONNX domain
+  int min_opset = 1;
+  int max_opset = 21;
+  RecordFn record = nullptr;
+  CheckFn check = nullptr;         // optional
+  std::vector<int> host_inputs;    // inputs read on the host (shapes, axes, pads, scales)
+  bool half_ok = true;             // false: the node runs on the CPU in float16 runs
+};
+
+bool register_vk_op(VkOpDef def);
+const VkOpDef* find_vk_op(const std::string& domain, const std::string& op, int opset);
+std::vector<const VkOpDef*> all_vk_ops();
+
+// Push-constant helpers: shapes and strides of up to 6 dims, right-aligned
+// (leading dims padded with size 1), as int32 for shader indexing.
+constexpr int kMaxRank = 6;
+struct Dims6 {
+  int32_t d[kMaxRank];
+};
+Dims6 dims6(const Shape& s);  // fails on rank > 6 (callers check first)
+// Strides of `s` broadcast to `out`'s rank: 0 along broadcast dims.
+Dims6 broadcast_strides6(const Shape& s, const Shape& out);
+
+#define KESTREL_VK_CAT2(a, b) a##b
+#define KESTREL_VK_CAT(a, b) KESTREL_VK_CAT2(a, b)
+#define KESTREL_VK_OP(Name, ...)                                                                       \
+  static const bool KESTREL_VK_CAT(kestrel_vk_registered_, __LINE__) = [] {                            \
+    ::kestrel::vulkan::VkOpDef d __VA_ARGS__;                                                          \
+    d.name = #Name;                                                                                    \
+    return ::kestrel::vulkan::register_vk_op(std::move(d));                                            \
+  }()
+
+}  // namespace kestrel::vulkan

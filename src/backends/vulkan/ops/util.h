@@ -1,0 +1,55 @@
+// Small helpers the Vulkan kernels share.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/op.h"
+
+namespace kestrel::vulkan {
+
+// The activation numbers of shaders/activation.glsl.
+enum class Act : int32_t {
+  None = 0, Relu = 1, Clip = 2, LeakyRelu = 3, HardSigmoid = 4, Sigmoid = 5, Tanh = 6, Exp = 7, Log = 8,
+  Sqrt = 9, Abs = 10, Neg = 11, Reciprocal = 12, Floor = 13, Ceil = 14, Round = 15, Erf = 16, Sin = 17,
+  Cos = 18, Elu = 19, Selu = 20, HardSwish = 21, Softplus = 22, Softsign = 23, Gelu = 24, GeluTanh = 25,
+  Silu = 26, Mish = 27, ThresholdedRelu = 28, Sign = 29, Celu = 30, Tan = 31, Asin = 32, Acos = 33, Atan = 34,
+  SigmoidScaled = 35,
+};
+
+// A fused activation and its two parameters (see ops/epilogue.h).
+struct ActParams {
+  Act act = Act::None;
+  float a = 0, b = 0;
+};
+// The activation the fusion passes recorded on a Conv/Gemm/MatMul node.
+ActParams fused_activation(const ir::Node& n);
+
+inline Shape broadcast_pair(const OpContext& ctx, const Shape& a, const Shape& b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t x = i + a.size() >= r ? a[i + a.size() - r] : 1;
+    int64_t y = i + b.size() >= r ? b[i + b.size() - r] : 1;
+    if (x != y && x != 1 && y != 1)
+      ctx.fail("shapes ", shape_str(a), " and ", shape_str(b), " do not broadcast");
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+inline int norm_axis(const OpContext& ctx, int64_t axis, int rank) {
+  if (axis < -rank || axis >= rank) ctx.fail("axis ", axis, " is out of range for rank ", rank);
+  return int(axis < 0 ? axis + rank : axis);
+}
+
+// Every listed input is a float tensor on the device, else the node runs on the CPU.
+inline void require_float(const OpContext& ctx, std::initializer_list<int> inputs) {
+  for (int i : inputs)
+    if (ctx.has_input(i) && !ctx.input(i).is_float())
+      ctx.unsupported("input ", i, " is ", dtype_name(ctx.input(i).dtype), " (float kernels only)");
+}
+inline void require_rank(const OpContext& ctx, const Shape& s, int max_rank = kMaxRank) {
+  if (int(s.size()) > max_rank) ctx.unsupported("rank ", s.size(), " is past the kernel's ", max_rank);
+}
+
+}  // namespace kestrel::vulkan

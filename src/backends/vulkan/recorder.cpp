@@ -1,0 +1,169 @@
+#include "backends/vulkan/recorder.h"
+
+#include "core/error.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+constexpr uint32_t kSetsPerPool = 512;
+constexpr uint32_t kDescriptorsPerPool = kSetsPerPool * 8;
+
+bool overlap(const BufferRange& a, const BufferRange& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
+}  // namespace
+
+Recorder::Recorder(Context& ctx) : ctx_(ctx) {
+  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pci.queueFamilyIndex = ctx.queue_family();
+  if (vkCreateCommandPool(ctx.device(), &pci, nullptr, &pool_) != VK_SUCCESS) fail("Vulkan: vkCreateCommandPool failed");
+  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  if (vkCreateFence(ctx.device(), &fi, nullptr, &fence_) != VK_SUCCESS) fail("Vulkan: vkCreateFence failed");
+}
+
+Recorder::~Recorder() {
+  if (cmd_) {
+    try {
+      flush();
+    } catch (...) {
+    }
+  }
+  vkDeviceWaitIdle(ctx_.device());
+  for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(ctx_.device(), p, nullptr);
+  vkDestroyFence(ctx_.device(), fence_, nullptr);
+  vkDestroyCommandPool(ctx_.device(), pool_, nullptr);
+}
+
+VkCommandBuffer Recorder::begin() {
+  if (cmd_) return cmd_;
+  // Command buffers are reused run after run: the pool is reset, never grown past the most one run needed.
+  if (cmds_used_ == cmds_.size()) {
+    VkCommandBufferAllocateInfo ca{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ca.commandPool = pool_;
+    ca.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ca.commandBufferCount = 1;
+    VkCommandBuffer c;
+    if (vkAllocateCommandBuffers(ctx_.device(), &ca, &c) != VK_SUCCESS) fail("Vulkan: vkAllocateCommandBuffers failed");
+    cmds_.push_back(c);
+  }
+  cmd_ = cmds_[cmds_used_++];
+  VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  vkBeginCommandBuffer(cmd_, &bi);
+  touched_.clear();
+  return cmd_;
+}
+
+void Recorder::hazard(const std::vector<BufferRange>& ranges) {
+  bool need = false;
+  for (const BufferRange& r : ranges)
+    for (const BufferRange& t : touched_)
+      if ((r.write || t.write) && overlap(r, t)) need = true;
+  if (need) {
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_READ_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT;
+    VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    vkCmdPipelineBarrier(cmd_, stages, stages, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    ++barriers_;
+    touched_.clear();
+  }
+  touched_.insert(touched_.end(), ranges.begin(), ranges.end());
+}
+
+VkDescriptorSet Recorder::allocate_set(VkDescriptorSetLayout layout) {
+  for (;; ++pool_in_use_) {
+    if (pool_in_use_ == descriptor_pools_.size()) {
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerPool};
+      VkDescriptorPoolCreateInfo dp{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      dp.maxSets = kSetsPerPool;
+      dp.poolSizeCount = 1;
+      dp.pPoolSizes = &size;
+      VkDescriptorPool pool;
+      if (vkCreateDescriptorPool(ctx_.device(), &dp, nullptr, &pool) != VK_SUCCESS)
+        fail("Vulkan: vkCreateDescriptorPool failed");
+      descriptor_pools_.push_back(pool);
+    }
+    VkDescriptorSetAllocateInfo da{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    da.descriptorPool = descriptor_pools_[pool_in_use_];
+    da.descriptorSetCount = 1;
+    da.pSetLayouts = &layout;
+    VkDescriptorSet set;
+    VkResult r = vkAllocateDescriptorSets(ctx_.device(), &da, &set);
+    if (r == VK_SUCCESS) return set;
+    if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
+      fail("Vulkan: vkAllocateDescriptorSets failed (VkResult ", int(r), ")");
+  }
+}
+
+void Recorder::dispatch(const Pipeline& p, const std::vector<BufferRange>& ranges, const void* push,
+                        uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) {
+  KESTREL_CHECK(ranges.size() == p.bindings, "Vulkan: a pipeline with ", p.bindings, " bindings got ", ranges.size(),
+                " buffers");
+  KESTREL_CHECK(push_bytes <= kPushBytes, "Vulkan: ", push_bytes, " bytes of push constants (at most ", kPushBytes, ")");
+  const uint32_t* maxc = ctx_.info().max_workgroup_count;
+  KESTREL_CHECK(gx <= maxc[0] && gy <= maxc[1] && gz <= maxc[2], "Vulkan: dispatch of ", gx, " x ", gy, " x ", gz,
+                " workgroups exceeds the device's ", maxc[0], " x ", maxc[1], " x ", maxc[2]);
+  if (gx == 0 || gy == 0 || gz == 0) return;
+  VkCommandBuffer cmd = begin();
+  VkDescriptorSet set = allocate_set(p.set_layout);
+  std::vector<VkDescriptorBufferInfo> infos(ranges.size());
+  std::vector<VkWriteDescriptorSet> writes(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    infos[i] = {ranges[i].buffer, ranges[i].offset, ranges[i].size};
+    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    writes[i].dstSet = set;
+    writes[i].dstBinding = uint32_t(i);
+    writes[i].descriptorCount = 1;
+    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    writes[i].pBufferInfo = &infos[i];
+  }
+  vkUpdateDescriptorSets(ctx_.device(), uint32_t(writes.size()), writes.data(), 0, nullptr);
+  hazard(ranges);
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.pipeline);
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
+  if (push_bytes) vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+  vkCmdDispatch(cmd, gx, gy, gz);
+  ++dispatches_;
+}
+
+void Recorder::copy(const BufferRange& src, const BufferRange& dst) {
+  VkCommandBuffer cmd = begin();
+  BufferRange s = src, d = dst;
+  s.write = false;
+  d.write = true;
+  hazard({s, d});
+  VkBufferCopy region{src.offset, dst.offset, std::min(src.size, dst.size)};
+  vkCmdCopyBuffer(cmd, src.buffer, dst.buffer, 1, &region);
+}
+
+void Recorder::flush() {
+  if (!cmd_) return;
+  // Shader and copy writes become visible to the host's reads of mapped memory.
+  VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+  vkEndCommandBuffer(cmd_);
+  VkCommandBuffer cmd = cmd_;
+  cmd_ = VK_NULL_HANDLE;
+  touched_.clear();
+  ++submits_;
+  ctx_.submit_and_wait(cmd, fence_);
+}
+
+void Recorder::reset() {
+  flush();
+  vkResetCommandPool(ctx_.device(), pool_, 0);
+  for (VkDescriptorPool p : descriptor_pools_) vkResetDescriptorPool(ctx_.device(), p, 0);
+  pool_in_use_ = 0;
+  cmds_used_ = 0;
+  dispatches_ = barriers_ = submits_ = 0;
+}
+
+}  // namespace kestrel::vulkan

@@ -1,0 +1,61 @@
+// Records the GPU work of one run into a command buffer and submits it when
+// the host needs a result. A barrier goes in only where a dispatch or copy
+// touches memory that earlier, unbarriered work wrote (read after write), or
+// writes memory that earlier work read or wrote (the allocator reuses freed
+// ranges within a run). Descriptor sets come from pools that are reset after
+// every run, so they never leak.
+#pragma once
+#include <vulkan/vulkan.h>
+
+#include <vector>
+
+#include "backends/vulkan/context.h"
+#include "backends/vulkan/memory.h"
+
+namespace kestrel::vulkan {
+
+struct BufferRange {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  size_t offset = 0, size = 0;
+  bool write = false;
+};
+
+class Recorder {
+ public:
+  explicit Recorder(Context& ctx);
+  ~Recorder();
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+
+  // Binds `ranges` at bindings 0..n-1 and dispatches gx * gy * gz workgroups.
+  void dispatch(const Pipeline& p, const std::vector<BufferRange>& ranges, const void* push, uint32_t push_bytes,
+                uint32_t gx, uint32_t gy, uint32_t gz);
+  void copy(const BufferRange& src, const BufferRange& dst);
+  // Submits what was recorded (if anything) and waits for it.
+  void flush();
+  bool pending() const { return cmd_ != VK_NULL_HANDLE; }
+  // After a run: command buffers and descriptor sets go back to their pools.
+  void reset();
+
+  size_t dispatches() const { return dispatches_; }
+  size_t barriers() const { return barriers_; }
+  size_t submits() const { return submits_; }
+
+ private:
+  VkCommandBuffer begin();
+  void hazard(const std::vector<BufferRange>& ranges);
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+
+  Context& ctx_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // being recorded
+  std::vector<VkCommandBuffer> cmds_;
+  size_t cmds_used_ = 0;
+  std::vector<VkDescriptorPool> descriptor_pools_;
+  size_t pool_in_use_ = 0;
+  std::vector<BufferRange> touched_;  // since the last barrier
+  size_t dispatches_ = 0, barriers_ = 0, submits_ = 0;
+};
+
+}  // namespace kestrel::vulkan

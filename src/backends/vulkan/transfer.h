@@ -1,0 +1,21 @@
+// Host tensors to and from device storage: float tensors in the run's
+// precision, integer and boolean tensors as int32.
+#pragma once
+#include <string>
+
+#include "backends/vulkan/op.h"
+
+namespace kestrel::vulkan {
+
+// "" when `t` can live on the device, else why not (dtype, int64 range).
+std::string storable(const Tensor& t);
+// Bytes of `t` in device storage.
+size_t storage_bytes(const Tensor& t, bool half);
+// Writes `t` in device storage form to dst (storage_bytes(t, half) bytes).
+void write_storage(const Tensor& t, bool half, uint8_t* dst);
+// Reads a device tensor's bytes back as a host tensor of its ONNX dtype.
+Tensor read_storage(const GpuTensor& g, const uint8_t* src);
+// Which dtypes a device tensor may have.
+bool device_dtype(DType t);
+
+}  // namespace kestrel::vulkan

@@ -1,0 +1,64 @@
+#include "backends/vulkan/vulkan_backend.h"
+
+#include <cstdlib>
+
+#include "backends/vulkan/graph_runner.h"
+
+namespace kestrel::backends {
+namespace {
+
+class VulkanBackend : public Backend {
+ public:
+  VulkanBackend(std::shared_ptr<vulkan::Context> ctx, bool half, bool keep_small)
+      : ctx_(std::move(ctx)), half_(half), keep_small_(keep_small) {}
+  std::string name() const override { return "vulkan"; }
+  std::vector<NodeVerdict> capability(const ir::Graph& g) const override {
+    std::vector<NodeVerdict> v;
+    for (const ir::Node& n : g.nodes) {
+      std::string why = vulkan::static_verdict(n, g, half_);
+      v.push_back({why.empty(), why});
+    }
+    return v;
+  }
+  std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const override {
+    return std::make_unique<vulkan::VulkanCompiled>(ctx_, g, half_, keep_small_);
+  }
+
+ private:
+  std::shared_ptr<vulkan::Context> ctx_;
+  bool half_;
+  bool keep_small_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
+  std::string precision = opts.precision;
+  if (precision == "auto")
+    if (const char* p = std::getenv("KESTREL_PRECISION"); p && *p) precision = p;
+  KESTREL_CHECK(precision == "auto" || precision == "fp32" || precision == "fp16", "unknown precision '", precision,
+                "' (use fp32, fp16 or auto)");
+  std::shared_ptr<vulkan::Context> ctx = vulkan::Context::open();
+  bool half;
+  if (precision == "fp16") {
+    KESTREL_CHECK(ctx->fp16_storage(), "precision fp16: Vulkan device '", ctx->info().name,
+                  "' lacks 16-bit storage buffers or float16 shader types; use fp32");
+    half = true;
+  } else if (precision == "fp32") {
+    half = false;
+  } else {
+    half = ctx->fp16_storage() && ctx->info().type != "cpu";
+  }
+  return std::make_unique<VulkanBackend>(std::move(ctx), half, opts.keep_small_host_work);
+}
+
+bool gpu_vulkan_device_present() {
+  try {
+    for (const vulkan::DeviceInfo& d : vulkan::enumerate_devices())
+      if (d.type != "cpu") return true;
+  } catch (const Error&) {
+  }
+  return false;
+}
+
+}  // namespace kestrel::backends

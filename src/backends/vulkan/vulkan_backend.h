@@ -1,0 +1,29 @@
+// The Vulkan backend: claims the nodes it has kernels for, keeps their
+// weights resident on the device, and runs the rest on the CPU reference
+// kernels, copying tensors only where the two meet.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "backends/backend.h"
+
+namespace kestrel::backends {
+
+struct VulkanOptions {
+  // "fp32", "fp16" (float16 storage, float32 arithmetic) or "auto": float16
+  // on GPUs that store it, float32 on CPU-type Vulkan devices (lavapipe),
+  // where float16 storage only adds conversions.
+  std::string precision = "auto";
+  // Small tensors already on the host (shape arithmetic) are computed there
+  // instead of round-tripping through the device. Tests turn it off.
+  bool keep_small_host_work = true;
+};
+
+// Throws Error when no Vulkan device can be opened.
+std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts = {});
+
+// True when a Vulkan device that is not a CPU implementation is present
+// (what "auto" requires before choosing Vulkan over the CPU backend).
+bool gpu_vulkan_device_present();
+
+}  // namespace kestrel::backends
