@@ -1,0 +1,218 @@
+// Runs every registered op case (cases_*.cpp) on the CPU reference and on the
+// Vulkan backend in float32 and float16 storage, prints the table, and fails
+// on any mismatch or unexpected CPU fallback.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "backends/backend.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "harness.h"
+#include "onnx/loader.h"
+
+using namespace kestrel;
+using namespace kestrel::backend_ops;
+
+namespace {
+
+int onnx_type(DType t) {
+  switch (t) {
+    case DType::Float32: return onnx::TensorProto::FLOAT;
+    case DType::Float16: return onnx::TensorProto::FLOAT16;
+    case DType::Int64: return onnx::TensorProto::INT64;
+    case DType::Int32: return onnx::TensorProto::INT32;
+    case DType::Bool: return onnx::TensorProto::BOOL;
+    default: throw std::runtime_error("harness: unsupported dtype");
+  }
+}
+
+Tensor make_value(const InputSpec& s, std::mt19937& rng) {
+  if (s.value.defined()) return s.value;
+  std::uniform_real_distribution<float> u(s.lo, s.hi);
+  Tensor f(DType::Float32, s.shape);
+  for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = u(rng);
+  if (s.dtype == DType::Float32) return f;
+  if (s.dtype == DType::Bool) {
+    Tensor b(DType::Bool, s.shape);
+    for (int64_t i = 0; i < b.numel(); ++i) b.data<uint8_t>()[i] = f.data<float>()[i] > (s.lo + s.hi) / 2;
+    return b;
+  }
+  if (s.dtype == DType::Int64 || s.dtype == DType::Int32) {
+    for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = std::floor(f.data<float>()[i]);
+  }
+  return f.cast(s.dtype);
+}
+
+struct Built {
+  std::string bytes;
+  std::map<std::string, Tensor> feeds;  // graph inputs by name
+};
+
+// In float16 runs the inputs are made float16-representable first, so both
+// backends see the same values and the comparison measures the kernel (its
+// float16 intermediate and output rounding), not the rounding of the inputs.
+Built build(const OpCase& c, size_t index, bool half) {
+  std::mt19937 rng(unsigned(1000 + index));
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain(c.domain);
+  o->set_version(c.opset);
+  auto* g = m.mutable_graph();
+  g->set_name("case");
+  auto* n = g->add_node();
+  n->set_op_type(c.op);
+  n->set_domain(c.domain);
+  n->set_name("node");
+  Built b;
+  for (const InputSpec& s : c.inputs) {
+    n->add_input(s.name);
+    if (s.name.empty()) continue;
+    Tensor v = make_value(s, rng);
+    if (half && v.dtype() == DType::Float32) v = v.cast(DType::Float16).cast(DType::Float32);
+    if (s.initializer) {
+      auto* t = g->add_initializer();
+      t->set_name(s.name);
+      t->set_data_type(onnx_type(v.dtype()));
+      for (int64_t d : v.shape()) t->add_dims(d);
+      t->set_raw_data(std::string(reinterpret_cast<const char*>(v.raw()), v.nbytes()));
+    } else {
+      auto* vi = g->add_input();
+      vi->set_name(s.name);
+      auto* tt = vi->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(onnx_type(v.dtype()));
+      auto* sh = tt->mutable_shape();
+      for (int64_t d : v.shape()) sh->add_dim()->set_dim_value(d);
+      b.feeds[s.name] = v;
+    }
+  }
+  for (int i = 0; i < c.outputs; ++i) {
+    std::string name = "y" + std::to_string(i);
+    n->add_output(name);
+    g->add_output()->set_name(name);
+  }
+  if (c.attrs) c.attrs(*n);
+  m.SerializeToString(&b.bytes);
+  return b;
+}
+
+struct Outcome {
+  enum { Pass, Fail, Unsupported, Error } kind = Pass;
+  std::string detail;
+};
+
+std::vector<Tensor> run_on(const backends::Backend& be, const ir::Graph& g, const std::map<std::string, Tensor>& feeds,
+                           std::optional<backends::PlacementReport>* placement) {
+  auto compiled = be.compile(g);
+  std::vector<Tensor> in;
+  for (int v : g.inputs) in.push_back(feeds.at(g.values[size_t(v)].name));
+  backends::RunOptions ro;
+  ro.threads = 2;
+  auto out = compiled->run(in, ro);
+  if (placement) *placement = compiled->placement();
+  return out;
+}
+
+Outcome compare(const OpCase& c, const std::vector<Tensor>& ref, const std::vector<Tensor>& got, bool half) {
+  char buf[256];
+  std::string detail;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    if (ref[k].shape() != got[k].shape() || ref[k].dtype() != got[k].dtype())
+      return {Outcome::Fail, "output " + std::to_string(k) + " is " + dtype_name(got[k].dtype()) + " " +
+                                 shape_str(got[k].shape()) + ", expected " + dtype_name(ref[k].dtype()) + " " +
+                                 shape_str(ref[k].shape())};
+    if (!dtype_is_float(ref[k].dtype())) {
+      if (!ref[k].same_as(got[k])) return {Outcome::Fail, "output " + std::to_string(k) + " differs (integer)"};
+      continue;
+    }
+    std::vector<float> r = ref[k].to_f32(), x = got[k].to_f32();
+    double num = 0, den = 0, maxabs = 0, refmax = 0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (std::isnan(r[i]) != std::isnan(x[i])) return {Outcome::Fail, "NaN mismatch at " + std::to_string(i)};
+      if (std::isnan(r[i])) continue;
+      if (std::isinf(r[i]) || std::isinf(x[i])) {
+        if (r[i] != x[i]) return {Outcome::Fail, "infinity mismatch at " + std::to_string(i)};
+        continue;
+      }
+      double d = double(x[i]) - r[i];
+      num += d * d;
+      den += double(r[i]) * r[i];
+      maxabs = std::max(maxabs, std::abs(d));
+      refmax = std::max(refmax, double(std::abs(r[i])));
+    }
+    double nmse = den > 0 ? num / den : num;
+    double nmse_tol = half ? c.fp16_nmse : c.fp32_nmse;
+    double abs_tol = (half ? c.fp16_abs : c.fp32_abs) * std::max(1.0, refmax);
+    std::snprintf(buf, sizeof buf, "%snmse %.1e maxabs %.1e", k ? "; " : "", nmse, maxabs);
+    detail += buf;
+    if (nmse > nmse_tol || maxabs > abs_tol) {
+      std::snprintf(buf, sizeof buf, " (limits %.0e, %.1e)", nmse_tol, abs_tol);
+      return {Outcome::Fail, detail + buf};
+    }
+  }
+  return {Outcome::Pass, detail};
+}
+
+bool vulkan_tests_off() {
+  const char* v = std::getenv("KESTREL_VULKAN_TESTS");
+  return v && std::strcmp(v, "off") == 0;
+}
+
+void run_precision(const std::string& precision) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  bool half = precision == "fp16";
+  auto cpu = backends::make_cpu_backend();
+  backends::VulkanOptions vo;
+  vo.precision = precision;
+  vo.keep_small_host_work = false;  // every case must reach the device
+  auto vk = backends::make_vulkan_backend(vo);  // throws (fails the test) without a device
+  const char* filter = std::getenv("KESTREL_OPS_FILTER");
+  int pass = 0, fail = 0, unsupported = 0;
+  std::printf("%-10s %-16s %-48s %s\n", "precision", "op", "case", "result");
+  for (size_t i = 0; i < all_cases().size(); ++i) {
+    const OpCase& c = all_cases()[i];
+    if (filter && c.op != filter) continue;
+    Outcome out;
+    try {
+      Built b = build(c, i, half);
+      auto model = onnx_io::load_model_bytes(b.bytes.data(), b.bytes.size(), "");
+      auto ref = run_on(*cpu, model.graph, b.feeds, nullptr);
+      std::optional<backends::PlacementReport> pl;
+      auto got = run_on(*vk, model.graph, b.feeds, &pl);
+      if (!pl || pl->gpu_nodes != 1) {
+        std::string why = pl && !pl->cpu_reasons.empty() ? pl->cpu_reasons.begin()->first : "?";
+        out = {Outcome::Unsupported, why};
+      } else {
+        out = compare(c, ref, got, half);
+      }
+    } catch (const std::exception& e) {
+      out = {Outcome::Error, e.what()};
+    }
+    const char* verdict = out.kind == Outcome::Pass ? "pass" : out.kind == Outcome::Fail ? "FAIL"
+                          : out.kind == Outcome::Unsupported ? "unsupported" : "ERROR";
+    std::printf("%-10s %-16s %-48s %-11s %s\n", precision.c_str(), c.op.c_str(), c.label.c_str(), verdict,
+                out.detail.c_str());
+    bool expected_unsupported = half && !c.fp16_unsupported.empty();
+    if (out.kind == Outcome::Pass) ++pass;
+    else if (out.kind == Outcome::Unsupported) ++unsupported;
+    else ++fail;
+    if (out.kind == Outcome::Unsupported && expected_unsupported) continue;
+    EXPECT_EQ(out.kind, Outcome::Pass) << precision << " " << c.op << " '" << c.label << "': " << verdict << " "
+                                       << out.detail;
+  }
+  std::printf("%s: %d pass, %d fail, %d unsupported of %zu cases\n", precision.c_str(), pass, fail, unsupported,
+              all_cases().size());
+}
+
+}  // namespace
+
+TEST(BackendOps, VulkanFp32MatchesCpu) { run_precision("fp32"); }
+TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
+TEST(BackendOps, EveryCaseHasALabel) {
+  ASSERT_GT(all_cases().size(), 0u);
+  for (const OpCase& c : all_cases()) EXPECT_FALSE(c.label.empty()) << c.op;
+}
