@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <iterator>
 #include <filesystem>
 
 #include "real_models.h"
@@ -18,10 +20,32 @@ namespace {
 // machines these tests run on.
 constexpr int kOrtThreads = 2;
 
-class RealModelTest : public ::testing::TestWithParam<size_t> {};
+// Each model runs on the CPU backend and on the Vulkan backend (lavapipe in
+// CI) in float32 and float16 storage.
+struct Config {
+  const char* name;
+  const char* backend;
+  const char* precision;
+};
+constexpr Config kConfigs[] = {{"cpu", "cpu", "auto"}, {"vulkan_fp32", "vulkan", "fp32"}, {"vulkan_fp16", "vulkan", "fp16"}};
+
+// ONNX Runtime's outputs per model, computed once for all configurations.
+const OrtResult& reference(const std::string& path, const std::map<std::string, Tensor>& inputs) {
+  static std::map<std::string, OrtResult> cache;
+  auto it = cache.find(path);
+  if (it == cache.end())
+    it = cache.emplace(path, run_onnxruntime(find_ort_script(KESTREL_SOURCE_DIR), path, inputs, kOrtThreads)).first;
+  return it->second;
+}
+
+class RealModelTest : public ::testing::TestWithParam<std::tuple<size_t, size_t>> {};
 
 TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
-  const real_models::RealModel& m = real_models::all()[GetParam()];
+  const real_models::RealModel& m = real_models::all()[std::get<0>(GetParam())];
+  const Config& config = kConfigs[std::get<1>(GetParam())];
+  const bool half = std::string(config.precision) == "fp16";
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off" && config.backend != std::string("cpu"))
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   std::string dir = real_models::models_dir();
   std::string path = dir + "/" + m.file;
   ASSERT_TRUE(std::filesystem::is_regular_file(path))
@@ -30,13 +54,17 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
   auto inputs = m.inputs(dir);
 
   // ONNX Runtime first, so its side is checked even where Kestrel lacks an op.
-  OrtResult ref = run_onnxruntime(find_ort_script(KESTREL_SOURCE_DIR), path, inputs, kOrtThreads);
+  const OrtResult& ref = reference(path, inputs);
   for (size_t i = 0; i < ref.outputs.size(); ++i)
     std::printf("  ONNX Runtime output %zu: %s %s\n", i, dtype_name(ref.outputs[i].dtype()),
                 shape_str(ref.outputs[i].shape()).c_str());
-  auto s = Session::load(path);
+  SessionOptions opts;
+  opts.backend = config.backend;
+  opts.precision = config.precision;
+  auto s = Session::load(path, opts);
   ASSERT_EQ(s->outputs().size(), ref.outputs.size());
   auto ours = s->run(inputs);
+  if (s->placement()) std::printf("  %s\n", s->placement_summary().c_str());
   ASSERT_EQ(ours.size(), ref.outputs.size());
   for (size_t i = 0; i < ours.size(); ++i) {
     const std::string& name = s->outputs()[i].name;
@@ -46,16 +74,22 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
     Agreement g = agreement(ours[i], ref.outputs[i]);
     double max_ref = 0;
     for (float v : ref.outputs[i].to_f32()) max_ref = std::max(max_ref, double(std::abs(v)));
-    double bound = m.rel * max_ref + m.atol;
+    double rel = half ? m.fp16_rel : m.rel, min_cosine = half ? m.fp16_min_cosine : m.min_cosine;
+    double bound = rel * max_ref + m.atol;
     std::printf("  output %zu '%s' %s: cosine %.9f max_abs %.3g (bound %.3g) max_rel %.3g\n", i, name.c_str(),
                 shape_str(ours[i].shape()).c_str(), g.cosine, g.max_abs, bound, g.max_rel);
-    EXPECT_GE(g.cosine, m.min_cosine) << "output '" << name << "'";
+    EXPECT_GE(g.cosine, min_cosine) << "output '" << name << "'";
     EXPECT_LE(g.max_abs, bound) << "output '" << name << "' (max|ref| " << max_ref << ")";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Real, RealModelTest, ::testing::Range<size_t>(0, real_models::all().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) { return real_models::all()[info.param].name; });
+INSTANTIATE_TEST_SUITE_P(Real, RealModelTest,
+                         ::testing::Combine(::testing::Range<size_t>(0, real_models::all().size()),
+                                            ::testing::Range<size_t>(0, std::size(kConfigs))),
+                         [](const ::testing::TestParamInfo<std::tuple<size_t, size_t>>& info) {
+                           return real_models::all()[std::get<0>(info.param)].name + "_" +
+                                  kConfigs[std::get<1>(info.param)].name;
+                         });
 
 }  // namespace
 }  // namespace kestrel

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "backends/vulkan/context.h"
 #include "backends/vulkan/device.h"
 #include "core/error.h"
 
@@ -70,12 +71,6 @@ TEST(VulkanDevice, NoDevicesIsAnErrorNotAPick) {
   EXPECT_THROW(vulkan::pick_device({}), Error);
 }
 
-#include <cstring>
-#include <vector>
-
-#include "backends/vulkan/context.h"
-#include "backends/vulkan/kernels.h"
-
 TEST(VulkanGrid, FoldsPastTheWorkgroupLimitIntoTwoDimensions) {
   uint32_t x, y;
   vulkan::grid_for(100, 65535, x, y);
@@ -86,33 +81,3 @@ TEST(VulkanGrid, FoldsPastTheWorkgroupLimitIntoTwoDimensions) {
   EXPECT_GE(uint64_t(x) * y, 200000u);
 }
 
-// The four binary ops on a buffer long enough to need a 2-D grid (more than
-// 65535 workgroups of 256) and of a size that is no multiple of 256, against
-// the same float arithmetic on the host.
-TEST(VulkanCompute, BinaryOpsMatchTheHostPastTheWorkgroupLimit) {
-  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  auto ctx = vulkan::Context::open();
-  const uint32_t n = 65536u * 256u + 1000u + 13u;
-  vulkan::Buffer a = ctx->create_buffer(n * 4), b = ctx->create_buffer(n * 4), c = ctx->create_buffer(n * 4);
-  float* pa = static_cast<float*>(a.mapped);
-  float* pb = static_cast<float*>(b.mapped);
-  for (uint32_t i = 0; i < n; ++i) {
-    pa[i] = float(int(i % 1001) - 500) * 0.25f;
-    pb[i] = float(int(i % 97) + 1) * 0.5f;
-  }
-  for (auto op : {vulkan::BinaryOp::Add, vulkan::BinaryOp::Sub, vulkan::BinaryOp::Mul, vulkan::BinaryOp::Div}) {
-    std::memset(c.mapped, 0xFF, n * 4);  // NaN everywhere: an element left unwritten fails
-    ctx->run(vulkan::binary_f32_kernel(op), {&a, &b, &c}, &n, sizeof n, n, vulkan::kBinaryF32LocalSize);
-    const float* pc = static_cast<const float*>(c.mapped);
-    for (uint32_t i = 0; i < n; ++i) {
-      float want = op == vulkan::BinaryOp::Add ? pa[i] + pb[i]
-                   : op == vulkan::BinaryOp::Sub ? pa[i] - pb[i]
-                   : op == vulkan::BinaryOp::Mul ? pa[i] * pb[i]
-                                                 : pa[i] / pb[i];
-      ASSERT_NEAR(pc[i], want, 1e-6f * std::fabs(want) + 1e-7f) << "op " << int(op) << " element " << i;
-    }
-  }
-  ctx->destroy(a);
-  ctx->destroy(b);
-  ctx->destroy(c);
-}
