@@ -1,6 +1,7 @@
 // kestrel inspect: what a model is and whether Kestrel can run it.
 #include <cstdio>
 #include <map>
+#include <optional>
 
 #include "apps/cli.h"
 #include "onnx/loader.h"
@@ -24,8 +25,36 @@ std::vector<TensorInfo> infos(const ir::Graph& g, const std::vector<int>& ids) {
 
 }  // namespace
 
+// With --backend: builds a session, runs it once on synthesized inputs (the
+// FLOPs share needs real shapes) and reports where each node ran.
+std::optional<backends::PlacementReport> placement_of(const Args& a, std::string& summary) {
+  if (!a.flags.count("--backend")) return std::nullopt;
+  auto s = Session::load(a.positional[0], session_options(a));
+  s->run(make_inputs(*s, a));
+  summary = s->placement_summary();
+  auto p = s->placement();
+  if (!p) {  // the CPU backend runs everything
+    p = backends::PlacementReport{};
+    p->device = s->backend_name();
+  }
+  return p;
+}
+
+std::string placement_json(const backends::PlacementReport& p) {
+  std::string reasons = "{";
+  for (auto& [why, n] : p.cpu_reasons)
+    reasons += (reasons.size() > 1 ? ", " : "") + ("\"" + json_escape(why) + "\": " + std::to_string(n));
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "{\"device\": \"%s\", \"gpu_nodes\": %d, \"cpu_nodes\": %d, \"gpu_flops_share\": %.6f, "
+                "\"total_flops\": %.0f, \"dispatches\": %zu, \"barriers\": %zu, \"submits\": %zu, \"cpu_reasons\": ",
+                json_escape(p.device).c_str(), p.gpu_nodes, p.cpu_nodes, p.gpu_flops_share(), p.total_flops,
+                p.dispatches, p.barriers, p.submits);
+  return buf + reasons + "}}";
+}
+
 int cmd_inspect(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {}, {"--json"});
+  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--input", "--threads"}, {"--json"});
   KESTREL_CHECK(a.positional.size() == 1, "inspect expects one MODEL argument");
   // Inspect must work on models Kestrel cannot run, so it loads without validating.
   onnx_io::Model m = onnx_io::load_model_file(a.positional[0]);
@@ -34,6 +63,8 @@ int cmd_inspect(int argc, char** argv) {
   histogram(g, hist);
   auto bad = onnx_io::unsupported_nodes(g);
   auto ins = infos(g, g.inputs), outs = infos(g, g.outputs);
+  std::string summary;
+  std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a, summary) : std::nullopt;
   if (a.has("--json")) {
     auto io = [](const std::vector<TensorInfo>& v) {
       std::string s = "[";
@@ -48,10 +79,11 @@ int cmd_inspect(int argc, char** argv) {
       opsets += (opsets.size() > 1 ? ", " : "") + ("\"" + json_escape(k.empty() ? "ai.onnx" : k) + "\": " + std::to_string(v));
     for (size_t i = 0; i < bad.size(); ++i) unsup += (i ? ", " : "") + ("\"" + json_escape(bad[i]) + "\"");
     std::printf("{\"ir_version\": %lld, \"producer\": \"%s\", \"opsets\": %s}, \"inputs\": %s, \"outputs\": %s, "
-                "\"nodes\": %zu, \"initializers\": %zu, \"ops\": %s}, \"unsupported\": %s], \"runnable\": %s}\n",
+                "\"nodes\": %zu, \"initializers\": %zu, \"ops\": %s}, \"unsupported\": %s], \"runnable\": %s%s}\n",
                 (long long)m.ir_version, json_escape(m.producer).c_str(), opsets.c_str(), io(ins).c_str(),
                 io(outs).c_str(), g.nodes.size(), g.initializers.size(), ops.c_str(), unsup.c_str(),
-                bad.empty() ? "true" : "false");
+                bad.empty() ? "true" : "false",
+                placement ? (", \"placement\": " + placement_json(*placement)).c_str() : "");
     return 0;
   }
   std::printf("model: %s\nIR version %lld, producer '%s'\nopsets:", a.positional[0].c_str(), (long long)m.ir_version,
@@ -63,8 +95,10 @@ int cmd_inspect(int argc, char** argv) {
   for (auto& t : outs) std::printf("  %s: %s %s\n", t.name.c_str(), dtype_name(t.dtype), t.shape_str().c_str());
   std::printf("%zu nodes, %zu initializers\nops:\n", g.nodes.size(), g.initializers.size());
   for (auto& [k, v] : hist) std::printf("  %-28s %d\n", k.c_str(), v);
-  if (bad.empty()) {
-    std::printf("every node runs on Kestrel (backend: cpu)\n");
+  if (bad.empty() && placement) {
+    std::printf("placement (one run on synthesized inputs):\n%s\n", summary.c_str());
+  } else if (bad.empty()) {
+    std::printf("every node runs on Kestrel (backend: cpu; --backend vulkan shows the GPU split)\n");
   } else {
     std::printf("%zu node(s) cannot run:\n", bad.size());
     for (auto& b : bad) std::printf("  %s\n", b.c_str());

@@ -8,13 +8,14 @@
 namespace {
 const char* kUsage =
     "usage: kestrel <command> MODEL [options]\n"
-    "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu] [--threads N] [--dim SYM=N]...\n"
-    "      [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
-    "  bench MODEL [--backend ...] [--threads N] [--runs N] [--json] [--profile]\n"
-    "  inspect MODEL [--json]\n"
+    "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu|vulkan] [--precision auto|fp32|fp16]\n"
+    "      [--threads N] [--dim SYM=N]... [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
+    "  bench MODEL [--backend ...] [--precision ...] [--threads N] [--runs N] [--json] [--profile]\n"
+    "  inspect MODEL [--json] [--backend vulkan [--precision ...]]  (with --backend: the GPU/CPU split of one run)\n"
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
     "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n"
-    "  probe  (JSON: CPU features and Vulkan devices)\n";
+    "  probe  (JSON: CPU features and Vulkan devices)\n"
+    "environment: KESTREL_VK_DEVICE=index|name  KESTREL_PRECISION=fp32|fp16  KESTREL_TRACE=1 (per-op timing)\n";
 }
 
 int main(int argc, char** argv) {
