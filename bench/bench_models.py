@@ -1,0 +1,69 @@
+"""The real models the Python benchmarks run, and how to feed them: shared by
+bench/host_cpu_vs_ort.py and bench/gpu_vs_ort.py (machines with Python's
+onnxruntime but no Node.js, such as the GPU server)."""
+import json
+import os
+import subprocess
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+# name, file, symbolic dims (as in bench/cpu_vs_ort.js); None: Silero's own inputs
+MODELS = [
+    ("ppocr-det 640x640", "ppocrv4_det.onnx",
+     ["p2o.DynamicDimension.0=1", "p2o.DynamicDimension.1=640", "p2o.DynamicDimension.2=640"]),
+    ("ppocr-rec 48x320", "ppocrv4_rec.onnx", ["p2o.DynamicDimension.0=1", "p2o.DynamicDimension.1=320"]),
+    ("ppocr-cls 48x192", "ppocr_mobile_v2_cls.onnx",
+     ["p2o.DynamicDimension.0=1", "p2o.DynamicDimension.1=48", "p2o.DynamicDimension.2=192"]),
+    ("isnet medium (fp16) 1024", "isnet_medium.onnx", []),
+    ("isnet small (uint8) 1024", "isnet_small.onnx", []),
+    ("blazeface front 128", "blazeface_front_128.onnx", []),
+    ("blazeface back 256", "blazeface_back_256.onnx", []),
+    ("mlsd tiny 320", "mlsd_tiny_320.onnx", []),
+    ("mlsd large 320", "mlsd_large_320.onnx", []),
+    ("silero vad 512 samples", "silero_vad.onnx", None),
+]
+
+
+def silero_inputs(d):
+    i = np.arange(576, dtype=np.float32)
+    x = (0.3 * np.sin(2 * np.pi * 180 * i / 16000) + 0.1 * np.sin(2 * np.pi * 720 * i / 16000)).astype(np.float32)
+    feeds = {"input": x[None, :], "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}
+    for k, v in feeds.items():
+        np.save(os.path.join(d, k + ".npy"), v)
+    return feeds
+
+
+def prepare_inputs(kestrel, model, dims, d):
+    """Writes the model's inputs under d; returns (feeds for onnxruntime, --input flags for kestrel)."""
+    names = [i["name"] for i in json.loads(subprocess.check_output([kestrel, "inspect", model, "--json"]))["inputs"]]
+    if dims is None:
+        feeds = silero_inputs(d)
+        pairs = [f"{n}={os.path.join(d, n + '.npy')}" for n in names]
+    else:
+        subprocess.check_call([kestrel, "run", model, "--save-inputs", d, "--backend", "cpu"]
+                              + [x for dim in dims for x in ("--dim", dim)], stdout=subprocess.DEVNULL)
+        feeds = {n: np.load(os.path.join(d, f"{i}.npy")) for i, n in enumerate(names)}
+        pairs = [f"{n}={os.path.join(d, f'{i}.npy')}" for i, n in enumerate(names)]
+    return feeds, [x for p in pairs for x in ("--input", p)]
+
+
+def kestrel_bench(kestrel, model, input_flags, runs, extra):
+    return json.loads(subprocess.check_output([kestrel, "bench", model, "--runs", str(runs), "--json"]
+                                              + input_flags + extra))
+
+
+def ort_median_ms(model, feeds, threads, runs):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    for _ in range(3):
+        s.run(None, feeds)
+    t = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        s.run(None, feeds)
+        t.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(t)), s.run(None, feeds)

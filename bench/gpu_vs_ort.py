@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Kestrel on a Vulkan GPU beside ONNX Runtime's CPU EP on the same host, for each
+real model, in one run: Kestrel-Vulkan in float32 and float16 storage, Kestrel's
+own CPU backend, and ONNX Runtime with every host core. Also prints the share
+of each model's FLOPs that ran on the GPU and what stayed on the CPU.
+
+  python3 bench/gpu_vs_ort.py --kestrel build/kestrel --models models [--threads N] [--runs N]
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import tempfile
+
+import onnxruntime as ort
+
+from bench_models import MODELS, kestrel_bench, ort_median_ms, prepare_inputs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kestrel", required=True)
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--runs", type=int, default=20)
+    a = ap.parse_args()
+    probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
+    gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+    rows = []
+    for name, file, dims in MODELS:
+        model = os.path.join(a.models, file)
+        if not os.path.exists(model):
+            print(f"{name}: {model} missing, skipped")
+            continue
+        runs = a.runs
+        with tempfile.TemporaryDirectory() as d:
+            feeds, flags = prepare_inputs(a.kestrel, model, dims, d)
+            common = ["--threads", str(a.threads)]
+            k32 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp32"] + common)
+            k16 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp16"] + common)
+            kcpu = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu"] + common)
+            info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan",
+                                                       "--precision", "fp16"] + flags))
+        o, _ = ort_median_ms(model, feeds, a.threads, runs)
+        p = info["placement"]
+        rows.append((name, k32["median_ms"], k16["median_ms"], kcpu["median_ms"], o, p))
+        print(f"{name}: vulkan fp32 {k32['median_ms']:.2f} ms, fp16 {k16['median_ms']:.2f} ms, "
+              f"kestrel cpu {kcpu['median_ms']:.2f} ms, onnxruntime {o:.2f} ms; "
+              f"GPU FLOPs {100 * p['gpu_flops_share']:.1f}%, CPU nodes {p['cpu_reasons']}", flush=True)
+    print(f"\nGPU: {gpu['name']} (Vulkan {gpu['api_version']}, driver {gpu['driver_info']}); host CPU: "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, threads {a.threads}; "
+          f"onnxruntime {ort.__version__} CPU EP (Python); median of {a.runs} runs after warm-up")
+    print("| model | Kestrel Vulkan fp32 (ms) | Kestrel Vulkan fp16 (ms) | Kestrel CPU (ms) | ONNX Runtime CPU EP (ms) "
+          "| ORT / Kestrel-Vulkan (best) | GPU share of FLOPs | GPU nodes |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, k32, k16, kc, o, p in rows:
+        best = min(k32, k16)
+        print(f"| {name} | {k32:.2f} | {k16:.2f} | {kc:.2f} | {o:.2f} | {o / best:.2f}x | "
+              f"{100 * p['gpu_flops_share']:.1f}% | {p['gpu_nodes']}/{p['gpu_nodes'] + p['cpu_nodes']} |")
+
+
+if __name__ == "__main__":
+    main()
