@@ -73,7 +73,13 @@ ir::Graph conv_then(const std::string& act, bool second_reader) {
     g.initializers[g.add_value("hi")] = Tensor::scalar_f32(2.0f);
     act_in = {"c", "lo", "hi"};
   }
-  g.nodes.push_back(make_node(g, act, act_in, {"y"}));
+  if (act == "Silu" || act == "MulHardSigmoid") {  // two nodes: x * gate(x), operands in either order
+    g.nodes.push_back(make_node(g, act == "Silu" ? "Sigmoid" : "HardSigmoid", {"c"}, {"s"}));
+    g.nodes.push_back(make_node(g, "Mul", act == "Silu" ? std::vector<std::string>{"c", "s"} : std::vector<std::string>{"s", "c"}, {"y"}));
+  } else {
+    g.nodes.push_back(make_node(g, act, act_in, {"y"}));
+    if (act == "Gelu") g.nodes.back().opset = 20;
+  }
   g.outputs = {g.find("y")};
   if (second_reader) {
     g.nodes.push_back(make_node(g, "Identity", {"c"}, {"c2"}));
@@ -94,7 +100,8 @@ TEST(ActivationFusion, FusedConvMatchesUnfusedForEachActivation) {
   std::vector<float> xv(75);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 13 % 17) - 8) / 3;
   Tensor x = Tensor::from_f32({1, 3, 5, 5}, xv);
-  for (std::string act : {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid"}) {
+  for (std::string act : {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish", "Gelu", "Silu",
+                          "MulHardSigmoid"}) {
     ir::Graph plain = conv_then(act, false), fused = conv_then(act, false);
     ASSERT_EQ(passes::fuse_activations(fused), 1) << act;
     ASSERT_EQ(fused.nodes.size(), 1u) << act;
@@ -108,6 +115,9 @@ TEST(ActivationFusion, LeavesConvWhoseOutputHasAnotherReader) {
   ir::Graph g = conv_then("Relu", true);
   EXPECT_EQ(passes::fuse_activations(g), 0);
   EXPECT_EQ(g.nodes.size(), 3u);
+  ir::Graph gated = conv_then("Silu", true);  // x feeds Sigmoid, Mul and Identity
+  EXPECT_EQ(passes::fuse_activations(gated), 0);
+  EXPECT_EQ(gated.nodes.size(), 4u);
 }
 
 namespace {

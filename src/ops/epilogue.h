@@ -15,9 +15,11 @@ constexpr const char* kEpilogueAttr = "kestrel.activation";        // string: Re
 constexpr const char* kEpilogueParamsAttr = "kestrel.activation_params";  // floats
 
 struct Epilogue {
-  enum class Kind { None, Relu, Clip, LeakyRelu, HardSigmoid, Sigmoid };
+  // Silu is x * Sigmoid(x) and MulHardSigmoid x * HardSigmoid(x) (two ONNX
+  // nodes each); the others are one ONNX op of the same name.
+  enum class Kind { None, Relu, Clip, LeakyRelu, HardSigmoid, Sigmoid, HardSwish, Silu, MulHardSigmoid, Gelu, GeluTanh };
   Kind kind = Kind::None;
-  float a = 0, b = 0;  // Clip: min, max. LeakyRelu: alpha. HardSigmoid: alpha, beta.
+  float a = 0, b = 0;  // Clip: min, max. LeakyRelu: alpha. (Mul)HardSigmoid: alpha, beta.
 
   static Kind kind_of(const std::string& op) {
     if (op == "Relu") return Kind::Relu;
@@ -25,6 +27,11 @@ struct Epilogue {
     if (op == "LeakyRelu") return Kind::LeakyRelu;
     if (op == "HardSigmoid") return Kind::HardSigmoid;
     if (op == "Sigmoid") return Kind::Sigmoid;
+    if (op == "HardSwish") return Kind::HardSwish;
+    if (op == "Silu") return Kind::Silu;
+    if (op == "MulHardSigmoid") return Kind::MulHardSigmoid;
+    if (op == "Gelu") return Kind::Gelu;
+    if (op == "GeluTanh") return Kind::GeluTanh;
     return Kind::None;
   }
 
@@ -60,6 +67,25 @@ struct Epilogue {
         return;
       case Kind::Sigmoid:
         for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-y[i]));
+        return;
+      case Kind::HardSwish:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::clamp(y[i] / 6.0f + 0.5f, 0.0f, 1.0f);
+        return;
+      case Kind::Silu:
+        for (int64_t i = 0; i < n; ++i) y[i] = y[i] * (1.0f / (1.0f + std::exp(-y[i])));
+        return;
+      case Kind::MulHardSigmoid:
+        for (int64_t i = 0; i < n; ++i) {
+          float v = a * y[i] + b;
+          y[i] = y[i] * (v < 0 ? 0 : (v > 1 ? 1 : v));
+        }
+        return;
+      case Kind::Gelu:
+        for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + std::erf(y[i] * 0.70710678118654752f));
+        return;
+      case Kind::GeluTanh:
+        for (int64_t i = 0; i < n; ++i)
+          y[i] = 0.5f * y[i] * (1.0f + std::tanh(0.79788456080286536f * (y[i] + 0.044715f * y[i] * y[i] * y[i])));
         return;
     }
   }

@@ -1,4 +1,5 @@
 // Gemm: Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to [M, N].
+#include "ops/epilogue.h"
 #include "ops/common.h"
 #include "ops/gemm_util.h"
 
@@ -50,7 +51,9 @@ void run_typed(KernelContext& ctx) {
   T eff_beta = has_c ? beta : T(0);
   if constexpr (std::is_same_v<T, float>) {
     sgemm(ctx, ta, tb, M, N, K, alpha, a, ta ? M : K, b, tb ? K : N, eff_beta, y, N);
+    Epilogue::of(n).apply(y, M * N);  // a fused activation, if any
   } else {
+    if (n.has(kEpilogueAttr)) ctx.fail("a fused activation needs a float32 Gemm");
     naive_gemm(ctx, ta, tb, M, N, K, alpha, a, b, eff_beta, y);
   }
 }

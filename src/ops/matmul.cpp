@@ -1,6 +1,7 @@
 // MatMul (numpy semantics: 1-D operands, broadcast batch dims) and
 // MatMulInteger (uint8/int8 with zero points, exact int32 result) and
 // QLinearMatMul (the same, requantized to 8 bits).
+#include "ops/epilogue.h"
 #include "ops/common.h"
 #include "ops/gemm_util.h"
 #include "ops/requantize.h"
@@ -71,6 +72,7 @@ void run_matmul(KernelContext& ctx) {
   Tensor& C = ctx.output(0, A.dtype(), p.out);
   if (C.numel() == 0) return;
   if (A.dtype() != DType::Float32) {
+    if (ctx.node.has(kEpilogueAttr)) ctx.fail("a fused activation needs a float32 MatMul");
     switch (A.dtype()) {
       case DType::Float64: return naive_matmul(ctx, p, A.data<double>(), B.data<double>(), C.data<double>());
       case DType::Int32: return naive_matmul(ctx, p, A.data<int32_t>(), B.data<int32_t>(), C.data<int32_t>());
@@ -93,10 +95,11 @@ void run_matmul(KernelContext& ctx) {
   }
   if (b_shared && a_contig) {
     sgemm(ctx, false, false, nb * p.M, p.N, p.K, 1.f, a, p.K, b, p.N, 0.f, c, p.N);
-    return;
+  } else {
+    sgemm_batched(ctx, false, false, p.M, p.N, p.K, a, p.K, p.a_off.data(), b, p.N, p.b_off.data(), c, p.N,
+                  p.c_off.data(), nb);
   }
-  sgemm_batched(ctx, false, false, p.M, p.N, p.K, a, p.K, p.a_off.data(), b, p.N, p.b_off.data(), c, p.N,
-                p.c_off.data(), nb);
+  Epilogue::of(ctx.node).apply(c, C.numel());  // a fused activation, if any
 }
 
 void run_matmul_integer(KernelContext& ctx) {

@@ -1,7 +1,12 @@
-// Folds an activation (Relu, Clip with constant bounds, LeakyRelu,
-// HardSigmoid, Sigmoid) into the Conv that feeds it, so the activation runs on
-// each output block while it is in cache instead of as a second pass over
-// memory. Only when the Conv's output has no other reader.
+// Folds an activation into the Conv, Gemm or MatMul that feeds it, so the
+// activation runs on each output block while it is in cache (CPU) or in
+// registers (GPU) instead of as a second pass over memory:
+//   - one-op activations: Relu, Clip with constant bounds, LeakyRelu,
+//     HardSigmoid, Sigmoid, HardSwish, Gelu;
+//   - two-op ones: x * Sigmoid(x) (SiLU) and x * HardSigmoid(x).
+// Only when no one else reads the intermediate values.
+#include <optional>
+
 #include "ops/epilogue.h"
 #include "passes/graph_uses.h"
 #include "passes/passes.h"
@@ -9,36 +14,83 @@
 namespace kestrel::passes {
 namespace {
 
-// The activation's parameters, or false if it cannot be fused (e.g. Clip bounds not constant).
-bool activation_params(const ir::Graph& g, const ir::Node& act, std::vector<float>& params) {
+struct Fused {
+  std::string kind;  // an ops::Epilogue kind name
+  std::vector<float> params;
+};
+
+// The activation `act` as an epilogue, or nullopt if it cannot be fused (e.g. Clip bounds not constant).
+std::optional<Fused> one_op_activation(const ir::Graph& g, const ir::Node& act) {
+  using K = ops::Epilogue::Kind;
   switch (ops::Epilogue::kind_of(act.op_type)) {
-    case ops::Epilogue::Kind::Relu:
-    case ops::Epilogue::Kind::Sigmoid:
-      return true;
-    case ops::Epilogue::Kind::LeakyRelu:
-      params = {act.attr_f("alpha", 0.01f)};
-      return true;
-    case ops::Epilogue::Kind::HardSigmoid:
-      params = {act.attr_f("alpha", 0.2f), act.attr_f("beta", 0.5f)};
-      return true;
-    case ops::Epilogue::Kind::Clip: {
-      if (act.opset < 11) {
-        params = {act.attr_f("min", -3.4028234663852886e38f), act.attr_f("max", 3.4028234663852886e38f)};
-        return true;
-      }
+    case K::Relu:
+    case K::Sigmoid:
+    case K::HardSwish:
+      return Fused{act.op_type, {}};
+    case K::LeakyRelu:
+      return Fused{act.op_type, {act.attr_f("alpha", 0.01f)}};
+    case K::HardSigmoid:
+      return Fused{act.op_type, {act.attr_f("alpha", 0.2f), act.attr_f("beta", 0.5f)}};
+    case K::Gelu: {
+      std::string approx = act.attr_s("approximate", "none");
+      if (approx != "none" && approx != "tanh") return std::nullopt;  // the op reports the error
+      return Fused{approx == "tanh" ? "GeluTanh" : "Gelu", {}};
+    }
+    case K::Clip: {
+      if (act.opset < 11)
+        return Fused{"Clip", {act.attr_f("min", -3.4028234663852886e38f), act.attr_f("max", 3.4028234663852886e38f)}};
       float bound[2] = {-INFINITY, INFINITY};
       for (size_t i = 1; i < act.inputs.size() && i < 3; ++i) {
         if (act.inputs[i] < 0) continue;
         auto it = g.initializers.find(act.inputs[i]);
-        if (it == g.initializers.end() || it->second.numel() != 1 || it->second.dtype() != DType::Float32) return false;
+        if (it == g.initializers.end() || it->second.numel() != 1 || it->second.dtype() != DType::Float32)
+          return std::nullopt;
         bound[i - 1] = it->second.to_f32()[0];
       }
-      params = {bound[0], bound[1]};
-      return true;
+      return Fused{"Clip", {bound[0], bound[1]}};
     }
     default:
-      return false;
+      return std::nullopt;
   }
+}
+
+// Conv always computes in float; Gemm and MatMul only carry an epilogue when
+// their output is known to be float32 (their integer kernels have none).
+bool can_carry(const ir::Graph& g, const ir::Node& n) {
+  if (!n.domain.empty() || n.has(ops::kEpilogueAttr) || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  if (n.op_type == "Conv") return true;
+  if (n.op_type == "Gemm" || n.op_type == "MatMul") return g.values[size_t(n.outputs[0])].dtype == DType::Float32;
+  return false;
+}
+
+void set_epilogue(ir::Node& n, const Fused& f) {
+  ir::Attribute kind;
+  kind.kind = ir::Attribute::Kind::String;
+  kind.s = f.kind;
+  n.attrs[ops::kEpilogueAttr] = kind;
+  ir::Attribute pa;
+  pa.kind = ir::Attribute::Kind::Floats;
+  pa.floats = f.params;
+  n.attrs[ops::kEpilogueParamsAttr] = pa;
+}
+
+// Mul(x, gate(x)) with gate Sigmoid or HardSigmoid: returns the gate node's
+// index and the fused form, when x feeds exactly the gate and the Mul.
+std::optional<std::pair<int, Fused>> gated(const ir::Graph& g, const GraphUses& uses, const ir::Node& mul) {
+  if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 || mul.outputs.size() != 1) return std::nullopt;
+  for (int side = 0; side < 2; ++side) {
+    int x = mul.inputs[size_t(side)], s = mul.inputs[size_t(1 - side)];
+    if (x < 0 || s < 0) continue;
+    int gi = uses.producer(s);
+    if (gi < 0) continue;
+    const ir::Node& gate = g.nodes[size_t(gi)];
+    if (!gate.domain.empty() || gate.inputs.empty() || gate.inputs[0] != x) continue;
+    if (!uses.private_to_one_reader(s) || uses.readers(x) != 2 || !uses.only_node_inputs_read(x)) continue;
+    if (gate.op_type == "Sigmoid") return std::make_pair(gi, Fused{"Silu", {}});
+    if (gate.op_type == "HardSigmoid")
+      return std::make_pair(gi, Fused{"MulHardSigmoid", {gate.attr_f("alpha", 0.2f), gate.attr_f("beta", 0.5f)}});
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -49,25 +101,25 @@ int fuse_activations(ir::Graph& g) {
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node& act = g.nodes[i];
-    if (!act.domain.empty() || act.inputs.empty() || act.inputs[0] < 0 || act.outputs.size() != 1) continue;
-    int x = act.inputs[0];
-    int p = uses.producer(x);
-    if (p < 0) continue;
-    ir::Node& conv = g.nodes[size_t(p)];
-    if (conv.op_type != "Conv" || !conv.domain.empty() || conv.has(ops::kEpilogueAttr) || conv.outputs.size() != 1)
+    if (!act.domain.empty() || act.inputs.empty() || act.outputs.size() != 1) continue;
+    if (auto gm = gated(g, uses, act)) {
+      int x = g.nodes[size_t(gm->first)].inputs[0];
+      int p = uses.producer(x);
+      if (p < 0 || removed[size_t(p)] || removed[size_t(gm->first)] || !can_carry(g, g.nodes[size_t(p)])) continue;
+      set_epilogue(g.nodes[size_t(p)], gm->second);
+      g.nodes[size_t(p)].outputs[0] = act.outputs[0];
+      removed[size_t(gm->first)] = removed[i] = true;
+      ++fused;
       continue;
-    if (!uses.private_to_one_reader(x)) continue;
-    std::vector<float> params;
-    if (!activation_params(g, act, params)) continue;
-    ir::Attribute kind;
-    kind.kind = ir::Attribute::Kind::String;
-    kind.s = act.op_type;
-    conv.attrs[ops::kEpilogueAttr] = kind;
-    ir::Attribute pa;
-    pa.kind = ir::Attribute::Kind::Floats;
-    pa.floats = params;
-    conv.attrs[ops::kEpilogueParamsAttr] = pa;
-    conv.outputs[0] = act.outputs[0];
+    }
+    int x = act.inputs[0];
+    if (x < 0) continue;
+    int p = uses.producer(x);
+    if (p < 0 || removed[size_t(p)] || !can_carry(g, g.nodes[size_t(p)]) || !uses.private_to_one_reader(x)) continue;
+    auto f = one_op_activation(g, act);
+    if (!f) continue;
+    set_epilogue(g.nodes[size_t(p)], *f);
+    g.nodes[size_t(p)].outputs[0] = act.outputs[0];
     removed[i] = true;
     ++fused;
   }

@@ -27,13 +27,16 @@ class GraphUses {
     auto it = producer_.find(v);
     return it == producer_.end() ? -1 : int(it->second);
   }
+  // Node inputs that read v.
+  int readers(int v) const {
+    auto it = readers_.find(v);
+    return it == readers_.end() ? 0 : it->second;
+  }
+  // True when only node inputs read v: it is not a graph output and no subgraph reads it.
+  bool only_node_inputs_read(int v) const { return !outputs_.count(v) && !implicit_.count(g_.values[size_t(v)].name); }
   // True when one node input reads v and nothing else can see it (not a graph
   // output, not read by a subgraph): the producer may be merged into that reader.
-  bool private_to_one_reader(int v) const {
-    auto it = readers_.find(v);
-    return it != readers_.end() && it->second == 1 && !outputs_.count(v) &&
-           !implicit_.count(g_.values[size_t(v)].name);
-  }
+  bool private_to_one_reader(int v) const { return readers(v) == 1 && only_node_inputs_read(v); }
 
  private:
   const ir::Graph& g_;

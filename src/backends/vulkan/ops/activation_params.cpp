@@ -13,6 +13,11 @@ ActParams fused_activation(const ir::Node& n) {
     case K::LeakyRelu: return {Act::LeakyRelu, e.a};
     case K::HardSigmoid: return {Act::HardSigmoid, e.a, e.b};
     case K::Sigmoid: return {Act::Sigmoid};
+    case K::HardSwish: return {Act::HardSwish};
+    case K::Silu: return {Act::Silu};
+    case K::MulHardSigmoid: return {Act::MulHardSigmoid, e.a, e.b};
+    case K::Gelu: return {Act::Gelu};
+    case K::GeluTanh: return {Act::GeluTanh};
   }
   return {};
 }
