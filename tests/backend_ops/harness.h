@@ -50,6 +50,9 @@ struct OpCase {
   // Tolerances (see harness.cpp for the defaults and why).
   double fp32_nmse = 1e-9, fp16_nmse = 1e-5;
   double fp32_abs = 1e-4, fp16_abs = 1e-2;  // relative to max(1, max |reference|)
+  // Integer outputs must match exactly unless this allows a difference (e.g.
+  // quantization, where a GPU's division may land on the other side of .5).
+  int64_t int_tolerance = 0;
   // Non-empty: the Vulkan backend is expected to leave this case on the CPU in float16.
   std::string fp16_unsupported;
   std::string domain;

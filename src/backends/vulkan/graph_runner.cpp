@@ -184,6 +184,13 @@ class VkOpContext : public OpContext {
     st_.staging.push_back(std::move(stg));
     return g;
   }
+  GpuTensor temp_words(size_t words) override {
+    GpuTensor g;
+    g.dtype = DType::Int32;
+    g.shape = {int64_t(std::max<size_t>(words, 1))};
+    g.memory = device_memory(st_.res.device, g.bytes());
+    return g;
+  }
   void dispatch(const std::string& shader, const std::vector<int32_t>& spec, const std::vector<Binding>& bindings,
                 const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) override {
     const Pipeline& p = st_.c.context().pipeline(shader, half(), spec, uint32_t(bindings.size()));

@@ -26,7 +26,9 @@
 namespace kestrel::vulkan {
 
 // A tensor on the device. Float tensors (float32 and float16) are stored in
-// the run's precision (float32, or float16 when `half`); integer and boolean
+// the run's precision (float32, or float16 when `half`); int8 and uint8
+// tensors packed four to a 32-bit word (little-endian; shaders sign-extend
+// int8), so no 8-bit storage feature is needed; other integer and boolean
 // tensors as int32 (int64 values outside int32's range stay on the host).
 struct GpuTensor {
   DType dtype = DType::Undefined;  // the ONNX element type
@@ -35,9 +37,11 @@ struct GpuTensor {
   std::shared_ptr<DeviceMemory> memory;
 
   int64_t numel() const { return shape_numel(shape); }
-  size_t element_bytes() const { return half ? 2 : 4; }
-  size_t bytes() const { return size_t(numel()) * element_bytes(); }
   bool is_float() const { return dtype == DType::Float32 || dtype == DType::Float16; }
+  bool is_byte() const { return dtype == DType::Int8 || dtype == DType::UInt8; }
+  size_t element_bytes() const { return is_byte() ? 1 : half ? 2 : 4; }
+  // Whole 32-bit words: packed bytes round up.
+  size_t bytes() const { return (size_t(numel()) * element_bytes() + 3) / 4 * 4; }
   BufferRange range(bool write) const {
     return {memory->a.buffer(), memory->a.offset, std::max<size_t>(bytes(), 4), write};
   }
@@ -78,6 +82,9 @@ class OpContext {
   virtual const DeviceInfo& device() const = 0;
   // A small int32 constant for this run (indices, shapes), uploaded on use.
   virtual GpuTensor upload_i32(const std::vector<int32_t>& values) = 0;
+  // Scratch memory of `words` 32-bit words for this node's dispatches
+  // (partial reductions, parameters); uninitialized.
+  virtual GpuTensor temp_words(size_t words) = 0;
 
   // Records `shader` (its variant for the run's precision) over gx*gy*gz
   // workgroups with `bindings` at 0..n-1 and `push` as push constants.

@@ -10,6 +10,8 @@ bool device_dtype(DType t) {
     case DType::Float16:
     case DType::Int64:
     case DType::Int32:
+    case DType::Int8:
+    case DType::UInt8:
     case DType::Bool: return true;
     default: return false;
   }
@@ -27,7 +29,8 @@ std::string storable(const Tensor& t) {
 
 size_t storage_bytes(const Tensor& t, bool half) {
   bool f = t.dtype() == DType::Float32 || t.dtype() == DType::Float16;
-  return size_t(t.numel()) * (f && half ? 2 : 4);
+  bool byte = t.dtype() == DType::Int8 || t.dtype() == DType::UInt8;
+  return (size_t(t.numel()) * (byte ? 1 : f && half ? 2 : 4) + 3) / 4 * 4;
 }
 
 void write_storage(const Tensor& t, bool half, uint8_t* dst) {
@@ -43,6 +46,11 @@ void write_storage(const Tensor& t, bool half, uint8_t* dst) {
       return;
     }
     case DType::Int32: std::memcpy(dst, t.raw(), t.nbytes()); return;
+    case DType::Int8:
+    case DType::UInt8:  // packed four to a word; the last word's padding is zero
+      if (t.nbytes() % 4) std::memset(dst + t.nbytes() / 4 * 4, 0, 4);
+      std::memcpy(dst, t.raw(), t.nbytes());
+      return;
     case DType::Int64: {
       const int64_t* s = t.data<int64_t>();
       int32_t* d = reinterpret_cast<int32_t*>(dst);
@@ -67,6 +75,10 @@ Tensor read_storage(const GpuTensor& g, const uint8_t* src) {
     return stored == g.dtype ? t : t.cast(g.dtype);
   }
   Tensor t = Tensor::uninitialized(g.dtype, g.shape);
+  if (g.is_byte()) {
+    std::memcpy(t.raw(), src, t.nbytes());
+    return t;
+  }
   const int32_t* s = reinterpret_cast<const int32_t*>(src);
   int64_t n = t.numel();
   switch (g.dtype) {
