@@ -65,6 +65,9 @@ std::vector<OpCase> conv_cases() {
     attr_floats(n, "kestrel.activation_params", {0.2f, 0.5f});
   }));
   v.push_back(conv("single channel in, 1 out", {1, 1, 19, 23}, {1, 1, 3, 3}, true));
+  // 2.4e9 multiply-adds: past one dispatch's budget, so the pixel tiles split over two dispatches.
+  v.push_back(conv("split dispatches [1,128,128,128]->128", {1, 128, 128, 128}, {128, 128, 3, 3}, true,
+                   [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); }));
   for (auto& c : v) c.fp32_nmse = 1e-8;  // sums of up to ~600 products in a different order
   return v;
 }
