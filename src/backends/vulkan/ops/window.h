@@ -1,0 +1,48 @@
+// Window geometry for the Vulkan convolution and pooling kernels. Conv and the
+// pools resolve strides/dilations/pads/auto_pad with the CPU kernels' own
+// ops::window_geom, so both backends agree on output sizes and pads; its
+// context argument is only used for the node and for errors.
+#pragma once
+#include "backends/vulkan/ops/util.h"
+#include "ops/conv_util.h"
+
+namespace kestrel::vulkan {
+
+// Just enough of a kernel context for ops::window_geom (node and fail()).
+class GeomContext final : public ops::KernelContext {
+ public:
+  explicit GeomContext(const ir::Node& n) : KernelContext(n) {}
+  bool has_input(int) const override { return false; }
+  const Tensor& input(int) const override { fail("window geometry reads no inputs"); }
+  Tensor& output(int, DType, Shape) override { fail("window geometry writes no outputs"); }
+  void set_output(int, Tensor) override { fail("window geometry writes no outputs"); }
+  int threads() const override { return 1; }
+  std::vector<Tensor> run_subgraph(const ir::Graph&, const std::vector<Tensor>&) override {
+    fail("window geometry runs no subgraphs");
+  }
+};
+
+inline ops::WindowGeom window_of(const OpContext& ctx, const Shape& x, const std::vector<int64_t>& kernel,
+                                 bool ceil_mode) {
+  GeomContext g(ctx.node);
+  return ops::window_geom(g, ops::spatial_dims(x), kernel, ceil_mode);
+}
+
+// Push-constant form of a 1-D or 2-D window (1-D runs as H = 1).
+struct Window2DPush {
+  int32_t H, W, OH, OW, SH, SW, DH, DW, PH, PW;
+};
+
+inline Window2DPush window_push(const ops::WindowGeom& g) {
+  ops::Window2D w(g);
+  return {int32_t(w.H), int32_t(w.W), int32_t(w.OH), int32_t(w.OW), int32_t(w.SH),
+          int32_t(w.SW), int32_t(w.DH), int32_t(w.DW), int32_t(w.PH), int32_t(w.PW)};
+}
+
+// Sizes and offsets are int32 in the shaders.
+inline void require_int32_sizes(const OpContext& ctx, std::initializer_list<int64_t> numels) {
+  for (int64_t n : numels)
+    if (n >= (int64_t(1) << 31)) ctx.unsupported("a tensor of ", n, " elements is past int32 indexing");
+}
+
+}  // namespace kestrel::vulkan
