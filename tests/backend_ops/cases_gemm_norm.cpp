@@ -49,7 +49,94 @@ std::vector<OpCase> gemm_cases() {
   return v;
 }
 
-const bool registered = add_cases(gemm_cases());
+std::vector<OpCase> softmax_cases() {
+  std::vector<OpCase> v;
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    v.push_back({.label = "last axis [3,5,77]", .op = op, .inputs = {rnd("x", {3, 5, 77}, -6, 6)}});
+    v.push_back({.label = "middle axis odd [2,13,9]", .op = op, .inputs = {rnd("x", {2, 13, 9}, -6, 6)},
+                 .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); }});
+    v.push_back({.label = "long rows [4,1000]", .op = op, .inputs = {rnd("x", {4, 1000}, -10, 10)}});
+    v.push_back({.label = "opset 11 flattens at axis 1 [2,3,5,7]", .op = op, .opset = 11,
+                 .inputs = {rnd("x", {2, 3, 5, 7}, -6, 6)}});
+  }
+  return v;
+}
+
+std::vector<OpCase> norm_cases() {
+  std::vector<OpCase> v;
+  v.push_back({.label = "last axis [2,7,96] + bias", .op = "LayerNormalization",
+               .inputs = {rnd("x", {2, 7, 96}, -3, 3), weight("s", {96}), weight("b", {96})}});
+  v.push_back({.label = "last 2 axes [3,5,33], no bias", .op = "LayerNormalization",
+               .inputs = {rnd("x", {3, 5, 33}, -3, 3), weight("s", {5, 33})},
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", -2); }});
+  v.push_back({.label = "last 2 axes, scale broadcast [33]", .op = "LayerNormalization",
+               .inputs = {rnd("x", {3, 5, 33}, -3, 3), weight("s", {33}), weight("b", {1, 33})},
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); attr_f(n, "epsilon", 1e-3f); }});
+  v.push_back({.label = "Mean and InvStdDev outputs", .op = "LayerNormalization",
+               .inputs = {rnd("x", {4, 600}, 0, 4), weight("s", {600}), weight("b", {600})}, .outputs = 3});
+  v.push_back({.label = "[2,3,9,11]", .op = "InstanceNormalization",
+               .inputs = {rnd("x", {2, 3, 9, 11}, -2, 3), weight("s", {3}), weight("b", {3})}});
+  v.push_back({.label = "3-D [2,5,700]", .op = "InstanceNormalization",
+               .inputs = {rnd("x", {2, 5, 700}, -2, 3), weight("s", {5}), weight("b", {5})}});
+  v.push_back({.label = "[2,6,7,5]", .op = "BatchNormalization", .opset = 15,
+               .inputs = {rnd("x", {2, 6, 7, 5}), weight("s", {6}), weight("b", {6}), weight("m", {6}),
+                          weight("v", {6}, 0.5f, 2)}});
+  v.push_back({.label = "2-D [9,13] eps 1e-3", .op = "BatchNormalization", .opset = 9,
+               .inputs = {rnd("x", {9, 13}), weight("s", {13}), weight("b", {13}), weight("m", {13}),
+                          weight("v", {13}, 0.5f, 2)},
+               .attrs = [](onnx::NodeProto& n) { attr_f(n, "epsilon", 1e-3f); }});
+  v.push_back({.label = "opset 7 spatial=0 [2,3,4,5]", .op = "BatchNormalization", .opset = 7,
+               .inputs = {rnd("x", {2, 3, 4, 5}), weight("s", {3, 4, 5}), weight("b", {3, 4, 5}),
+                          weight("m", {3, 4, 5}), weight("v", {3, 4, 5}, 0.5f, 2)},
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "spatial", 0); }});
+  return v;
+}
+
+// Each reduction over the first, a middle, the last and all axes of an odd
+// [5,6,37] tensor (NCHW spatial axes separately), keepdims 1 and 0.
+std::vector<OpCase> reduce_cases() {
+  std::vector<OpCase> v;
+  struct R {
+    const char* op;
+    float lo, hi;
+    int axes_input_from;
+  };
+  // Prod: values near 1 keep the 1110-long product (all axes) inside float16 range.
+  for (R r : {R{"ReduceMean", -1, 1, 18}, R{"ReduceSum", -1, 1, 13}, R{"ReduceMax", -1, 1, 18},
+              R{"ReduceMin", -1, 1, 18}, R{"ReduceProd", 0.95f, 1.05f, 18}, R{"ReduceL2", -1, 1, 18},
+              R{"ReduceSumSquare", -1, 1, 18}, R{"ReduceLogSumExp", -5, 5, 18}, R{"ReduceL1", -1, 1, 18},
+              R{"ReduceLogSum", 0.1f, 1, 18}}) {
+    struct A {
+      const char* what;
+      std::vector<int64_t> axes;
+      Shape shape;
+    };
+    for (A a : {A{"first", {0}, {5, 6, 37}}, A{"middle", {1}, {5, 6, 37}}, A{"last", {-1}, {5, 6, 37}},
+                A{"all", {}, {5, 6, 37}}, A{"first+last", {0, 2}, {5, 6, 37}},
+                A{"NCHW spatial", {2, 3}, {2, 8, 9, 11}}, A{"middle wide", {1}, {3, 17, 1100}}}) {
+      for (int keep : {1, 0}) {
+        OpCase c{.label = std::string(a.what) + " axes keepdims " + std::to_string(keep), .op = r.op};
+        c.inputs = {rnd("x", a.shape, r.lo, r.hi)};
+        std::vector<int64_t> axes = a.axes;
+        // Opset 18 (13 for ReduceSum) takes the axes as an input; test the attribute form at opset 13.
+        bool as_input = keep == 1;
+        c.opset = as_input ? 18 : (r.axes_input_from == 13 ? 11 : 13);
+        if (as_input && !axes.empty()) c.inputs.push_back(ints("axes", axes));
+        c.attrs = [axes, keep, as_input](onnx::NodeProto& n) {
+          attr_i(n, "keepdims", keep);
+          if (!as_input && !axes.empty()) attr_ints(n, "axes", axes);
+        };
+        v.push_back(c);
+      }
+    }
+  }
+  v.push_back({.label = "noop_with_empty_axes", .op = "ReduceSum", .opset = 13, .inputs = {rnd("x", {3, 4})},
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "noop_with_empty_axes", 1); }});
+  return v;
+}
+
+const bool registered = add_cases(gemm_cases()) && add_cases(softmax_cases()) && add_cases(norm_cases()) &&
+                        add_cases(reduce_cases());
 
 }  // namespace
 }  // namespace kestrel::backend_ops
