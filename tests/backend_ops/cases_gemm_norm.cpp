@@ -46,6 +46,9 @@ std::vector<OpCase> gemm_cases() {
                .attrs = [](onnx::NodeProto& n) { attr_f(n, "beta", 0.f); }});
   v.push_back({.label = "Gemm several tiles 200x300x150", .op = "Gemm",
                .inputs = {rnd("a", {200, 150}), weight("b", {150, 300}), weight("c", {300})}});
+  // 1.1e9 multiply-adds: past one dispatch's budget, so row tiles go in bands (the deliberately large case).
+  v.push_back({.label = "Gemm split over dispatches 1100x1000x1000", .op = "Gemm",
+               .inputs = {rnd("a", {1100, 1000}), weight("b", {1000, 1000}), weight("c", {1000})}});
   return v;
 }
 
