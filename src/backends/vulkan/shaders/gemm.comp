@@ -1,0 +1,87 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Y[b] = act(alpha * op(A[b]) op(B[b]) + beta * C), one 64x64 output tile per
+// workgroup of 256 threads, each thread a 4x4 block; K in chunks of 16 staged
+// in shared memory. A and B are addressed through strides, so transposed
+// operands and broadcast batches need no copies. gz walks the batch (decoded
+// over up to 4 batch dims), gy the row tiles from mtile_base.
+#include "common.glsl"
+#include "activation.glsl"
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const int ACT = 0;
+layout(constant_id = 1) const int A_KCONTIG = 1;  // A's k index has unit stride (else its m index does)
+layout(constant_id = 2) const int B_NCONTIG = 1;  // B's n index has unit stride (else its k index does)
+layout(constant_id = 3) const int HAS_C = 0;
+layout(std430, binding = 0) readonly buffer A_ { T a[]; };
+layout(std430, binding = 1) readonly buffer B_ { T b[]; };
+layout(std430, binding = 2) readonly buffer C_ { T c[]; };
+layout(std430, binding = 3) writeonly buffer Y_ { T y[]; };
+layout(push_constant) uniform Push {
+  uint M, N, K;
+  uint batch_base, mtile_base;
+  uint sam, sak, sbk, sbn;  // element strides of A along m, k and of B along k, n
+  uint scm, scn;            // C's strides along m, n (0 where it broadcasts)
+  float alpha, beta, act_a, act_b;
+  uint bdims[4];            // output batch dims (leading ones padded with 1)
+  uint sab[4], sbb[4];      // A's and B's element strides along them (0: broadcast)
+} pc;
+
+const uint BM = 64, BN = 64, BK = 16;
+// k-major tiles read as vec4 along m / n; one vec4 of padding spreads the
+// transposing stores over the banks.
+shared vec4 As[BK][BM / 4 + 1];
+shared vec4 Bs[BK][BN / 4 + 1];
+
+void main() {
+  uint tid = gl_LocalInvocationID.x;
+  uint tx = tid % 16, ty = tid / 16;
+  uint batch = pc.batch_base + gl_WorkGroupID.z;
+  uint rest = batch, oa = 0, ob = 0;
+  for (int d = 3; d >= 0; --d) {
+    uint i = rest % pc.bdims[d];
+    rest /= pc.bdims[d];
+    oa += i * pc.sab[d];
+    ob += i * pc.sbb[d];
+  }
+  uint m0 = (pc.mtile_base + gl_WorkGroupID.y) * BM, n0 = gl_WorkGroupID.x * BN;
+  vec4 acc[4] = vec4[4](vec4(0), vec4(0), vec4(0), vec4(0));
+
+  for (uint k0 = 0; k0 < pc.K; k0 += BK) {
+    // 1024 elements of each tile, 4 per thread, consecutive threads along
+    // the operand's unit-stride index so global reads coalesce.
+    for (uint r = 0; r < 4; ++r) {
+      uint e = tid + 256 * r;
+      uint mm = A_KCONTIG != 0 ? e / BK : e % BM;
+      uint ka = A_KCONTIG != 0 ? e % BK : e / BM;
+      uint gm = m0 + mm, gka = k0 + ka;
+      As[ka][mm / 4][mm % 4] = (gm < pc.M && gka < pc.K) ? LD(a[oa + gm * pc.sam + gka * pc.sak]) : 0.0;
+      uint nn = B_NCONTIG != 0 ? e % BN : e / BK;
+      uint kb = B_NCONTIG != 0 ? e / BN : e % BK;
+      uint gn = n0 + nn, gkb = k0 + kb;
+      Bs[kb][nn / 4][nn % 4] = (gn < pc.N && gkb < pc.K) ? LD(b[ob + gkb * pc.sbk + gn * pc.sbn]) : 0.0;
+    }
+    barrier();
+    for (uint k = 0; k < BK; ++k) {
+      vec4 av = As[k][ty];
+      vec4 bv = Bs[k][tx];
+      acc[0] += av.x * bv;
+      acc[1] += av.y * bv;
+      acc[2] += av.z * bv;
+      acc[3] += av.w * bv;
+    }
+    barrier();
+  }
+
+  uint ybase = batch * pc.M * pc.N;
+  for (uint i = 0; i < 4; ++i) {
+    uint gm = m0 + ty * 4 + i;
+    if (gm >= pc.M) break;
+    for (uint j = 0; j < 4; ++j) {
+      uint gn = n0 + tx * 4 + j;
+      if (gn >= pc.N) break;
+      float v = pc.alpha * acc[i][j];
+      if (HAS_C != 0) v += pc.beta * LD(c[gm * pc.scm + gn * pc.scn]);
+      y[ybase + gm * pc.N + gn] = ST(activate(ACT, v, pc.act_a, pc.act_b));
+    }
+  }
+}
