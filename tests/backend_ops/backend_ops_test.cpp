@@ -26,6 +26,8 @@ int onnx_type(DType t) {
     case DType::Int64: return onnx::TensorProto::INT64;
     case DType::Int32: return onnx::TensorProto::INT32;
     case DType::Bool: return onnx::TensorProto::BOOL;
+    case DType::UInt8: return onnx::TensorProto::UINT8;
+    case DType::Int8: return onnx::TensorProto::INT8;
     default: throw std::runtime_error("harness: unsupported dtype");
   }
 }
@@ -41,7 +43,7 @@ Tensor make_value(const InputSpec& s, std::mt19937& rng) {
     for (int64_t i = 0; i < b.numel(); ++i) b.data<uint8_t>()[i] = f.data<float>()[i] > (s.lo + s.hi) / 2;
     return b;
   }
-  if (s.dtype == DType::Int64 || s.dtype == DType::Int32) {
+  if (s.dtype == DType::Int64 || s.dtype == DType::Int32 || s.dtype == DType::Int8 || s.dtype == DType::UInt8) {
     for (int64_t i = 0; i < f.numel(); ++i) f.data<float>()[i] = std::floor(f.data<float>()[i]);
   }
   return f.cast(s.dtype);
