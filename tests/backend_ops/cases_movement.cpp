@@ -55,6 +55,9 @@ std::vector<OpCase> copy_cases() {
        .attrs = ints_attr("perm", {5, 0, 3, 1, 4, 2})},
       {.label = "Transpose last two [3,37,45] (tiled)", .op = "Transpose", .inputs = {rnd("x", {3, 37, 45})},
        .attrs = ints_attr("perm", {0, 2, 1})},
+      // 5 planes of 1M elements: the tiled path splits them over two dispatches.
+      {.label = "Transpose last two [5,1024,1000] (2 dispatches)", .op = "Transpose",
+       .inputs = {rnd("x", {5, 1024, 1000})}, .attrs = ints_attr("perm", {0, 2, 1})},
       {.label = "Transpose default perm [4,65,33]", .op = "Transpose", .inputs = {rnd("x", {4, 65, 33})}},
       {.label = "Transpose int64 [3,7]", .op = "Transpose", .inputs = {rnd_i64("x", {3, 7}, -50, 50)}},
       {.label = "Concat 3 inputs axis 1", .op = "Concat",
@@ -115,7 +118,7 @@ std::vector<OpCase> select_cases() {
       {.label = "Pad edge 4-D", .op = "Pad", .opset = 13,
        .inputs = {rnd("x", {2, 2, 3, 4}), ints("p", {0, 1, 1, 2, 0, 0, 3, 1})},
        .attrs = [](onnx::NodeProto& n) { attr_s(n, "mode", "edge"); }},
-      {.label = "Pad opset 2 attrs", .op = "Pad", .opset = 2, .inputs = {rnd("x", {3, 4})},
+      {.label = "Pad opset 7 attrs", .op = "Pad", .opset = 7, .inputs = {rnd("x", {3, 4})},
        .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 0, 2, 3}); attr_f(n, "value", -2); }},
       {.label = "Pad negative (crop)", .op = "Pad", .opset = 13, .inputs = {rnd("x", {4, 6}), ints("p", {-1, 2, 0, -3})}},
       {.label = "Pad opset 18 axes", .op = "Pad", .opset = 18,
