@@ -1,0 +1,64 @@
+// Gather (shaders/gather.comp) and Where (shaders/where.comp); semantics of
+// src/ops/gather.cpp and src/ops/where.cpp.
+#include "backends/vulkan/ops/movement.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+struct GatherPush {
+  uint32_t base, n, inner, m;
+  int32_t axis;
+};
+
+// Indices are a device tensor (int32 storage); negative ones count from the
+// end. The CPU fails on out-of-range indices; the shader clamps them.
+void gather(OpContext& ctx) {
+  const GpuTensor& x = ctx.input(0);
+  const GpuTensor& it = ctx.input(1);
+  if (it.is_float()) ctx.fail("indices must be integers, got ", dtype_name(it.dtype));
+  int r = int(x.shape.size());
+  if (r == 0) ctx.fail("data must have rank >= 1, got a scalar");
+  int axis = norm_axis(ctx, ctx.node.attr_i("axis", 0), r);
+  Shape out(x.shape.begin(), x.shape.begin() + axis);
+  out.insert(out.end(), it.shape.begin(), it.shape.end());
+  out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+  require_i32_indexing(ctx, std::max(x.numel(), shape_numel(out)));
+  int64_t inner = 1;
+  for (int k = axis + 1; k < r; ++k) inner *= x.shape[size_t(k)];
+  int64_t n = x.shape[size_t(axis)];
+  if (n == 0 && it.numel() > 0) ctx.fail("gathers from an empty axis ", axis);
+  GpuTensor& y = ctx.output(0, x.dtype, out);
+  if (y.numel() == 0) return;
+  GatherPush p{0, 0, uint32_t(inner), uint32_t(it.numel()), int32_t(n)};
+  ctx.dispatch_elements("gather", {wide(x)}, {In(x), In(it), Out(y)}, &p, sizeof p, uint64_t(y.numel()));
+}
+
+struct WherePush {
+  uint32_t base, n;
+  Dims6 dims, sc, sx, sy;
+};
+
+void where(OpContext& ctx) {
+  const GpuTensor& c = ctx.input(0);
+  const GpuTensor& x = ctx.input(1);
+  const GpuTensor& y = ctx.input(2);
+  if (c.dtype != DType::Bool) ctx.fail("condition must be bool, got ", dtype_name(c.dtype));
+  if (x.dtype != y.dtype) ctx.fail("X is ", dtype_name(x.dtype), " but Y is ", dtype_name(y.dtype));
+  Shape out = broadcast_pair(ctx, broadcast_pair(ctx, c.shape, x.shape), y.shape);
+  require_rank(ctx, out);
+  require_i32_indexing(ctx, shape_numel(out));
+  GpuTensor& o = ctx.output(0, x.dtype, out);
+  WherePush p{};
+  p.dims = dims6(out);
+  p.sc = broadcast_strides6(c.shape, out);
+  p.sx = broadcast_strides6(x.shape, out);
+  p.sy = broadcast_strides6(y.shape, out);
+  ctx.dispatch_elements("where", {wide(x)}, {In(c), In(x), In(y), Out(o)}, &p, sizeof p, uint64_t(o.numel()));
+}
+
+}  // namespace
+
+KESTREL_VK_OP(Gather, {.record = gather});
+KESTREL_VK_OP(Where, {.min_opset = 9, .record = where});
+
+}  // namespace kestrel::vulkan
