@@ -197,7 +197,7 @@ size_t Context::pipelines_built() const {
   return pipelines_.size();
 }
 
-void Context::submit_and_wait(VkCommandBuffer cmd, VkFence fence) {
+void Context::submit(VkCommandBuffer cmd, VkFence fence) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
@@ -206,10 +206,15 @@ void Context::submit_and_wait(VkCommandBuffer cmd, VkFence fence) {
     std::lock_guard<std::mutex> lock(queue_mu_);
     r = vkQueueSubmit(queue_, 1, &si, fence);
   }
-  if (r == VK_SUCCESS) r = vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_C(120) * 1000000000);
-  if (r == VK_TIMEOUT) fail("Vulkan: work on '", info_.name, "' did not finish within 120 s");
   if (r == VK_ERROR_DEVICE_LOST) fail("Vulkan: device '", info_.name, "' was lost (driver reset or hang)");
-  check(r, "vkQueueSubmit/vkWaitForFences");
+  check(r, "vkQueueSubmit");
+}
+
+void Context::wait(VkFence fence, double timeout_s) {
+  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, uint64_t(timeout_s * 1e9));
+  if (r == VK_TIMEOUT) fail("Vulkan: work on '", info_.name, "' did not finish within ", timeout_s, " s");
+  if (r == VK_ERROR_DEVICE_LOST) fail("Vulkan: device '", info_.name, "' was lost (driver reset or hang)");
+  check(r, "vkWaitForFences");
   vkResetFences(device_, 1, &fence);
 }
 

@@ -48,8 +48,11 @@ class Context {
   size_t pipelines_built() const;
   std::string pipeline_cache_path() const { return cache_path_; }
 
-  // Submits `cmd` and waits for it. Queue access is serialized here.
-  void submit_and_wait(VkCommandBuffer cmd, VkFence fence);
+  // Submits `cmd`, signalling `fence` when done. Queue access is serialized here.
+  void submit(VkCommandBuffer cmd, VkFence fence);
+  // Waits for `fence` (then resets it). Throws on device loss or when the
+  // work has not finished after `timeout_s` seconds.
+  void wait(VkFence fence, double timeout_s = 120);
 
  private:
   Context() = default;

@@ -19,12 +19,10 @@ Recorder::Recorder(Context& ctx) : ctx_(ctx) {
   pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
   pci.queueFamilyIndex = ctx.queue_family();
   if (vkCreateCommandPool(ctx.device(), &pci, nullptr, &pool_) != VK_SUCCESS) fail("Vulkan: vkCreateCommandPool failed");
-  VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  if (vkCreateFence(ctx.device(), &fi, nullptr, &fence_) != VK_SUCCESS) fail("Vulkan: vkCreateFence failed");
 }
 
 Recorder::~Recorder() {
-  if (cmd_) {
+  if (pending()) {
     try {
       flush();
     } catch (...) {
@@ -32,7 +30,7 @@ Recorder::~Recorder() {
   }
   vkDeviceWaitIdle(ctx_.device());
   for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(ctx_.device(), p, nullptr);
-  vkDestroyFence(ctx_.device(), fence_, nullptr);
+  for (VkFence f : fences_) vkDestroyFence(ctx_.device(), f, nullptr);
   vkDestroyCommandPool(ctx_.device(), pool_, nullptr);
 }
 
@@ -52,7 +50,6 @@ VkCommandBuffer Recorder::begin() {
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   vkBeginCommandBuffer(cmd_, &bi);
-  touched_.clear();
   return cmd_;
 }
 
@@ -129,6 +126,23 @@ void Recorder::dispatch(const Pipeline& p, const std::vector<BufferRange>& range
   if (push_bytes) vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cmd, gx, gy, gz);
   ++dispatches_;
+  if (++since_submit_ >= 64) submit_recorded();
+}
+
+void Recorder::submit_recorded() {
+  vkEndCommandBuffer(cmd_);
+  VkCommandBuffer cmd = cmd_;
+  cmd_ = VK_NULL_HANDLE;
+  since_submit_ = 0;
+  if (fences_used_ == fences_.size()) {
+    VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence f;
+    if (vkCreateFence(ctx_.device(), &fi, nullptr, &f) != VK_SUCCESS) fail("Vulkan: vkCreateFence failed");
+    fences_.push_back(f);
+  }
+  ctx_.submit(cmd, fences_[fences_used_]);
+  ++fences_used_;
+  ++submits_;
 }
 
 void Recorder::copy(const BufferRange& src, const BufferRange& dst) {
@@ -142,19 +156,21 @@ void Recorder::copy(const BufferRange& src, const BufferRange& dst) {
 }
 
 void Recorder::flush() {
-  if (!cmd_) return;
+  if (!cmd_) {
+    if (fences_used_ == 0) return;
+    begin();  // an empty buffer carries the host-visibility barrier
+  }
   // Shader and copy writes become visible to the host's reads of mapped memory.
   VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
   vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
-  vkEndCommandBuffer(cmd_);
-  VkCommandBuffer cmd = cmd_;
-  cmd_ = VK_NULL_HANDLE;
+  submit_recorded();
+  // Every submit so far is done once all their fences have signalled.
+  for (; waited_ < fences_used_; ++waited_) ctx_.wait(fences_[waited_]);
+  fences_used_ = waited_ = 0;
   touched_.clear();
-  ++submits_;
-  ctx_.submit_and_wait(cmd, fence_);
 }
 
 void Recorder::reset() {

@@ -1,5 +1,7 @@
-// Records the GPU work of one run into a command buffer and submits it when
-// the host needs a result. A barrier goes in only where a dispatch or copy
+// Records the GPU work of one run into command buffers: every 64 dispatches
+// the buffer so far is submitted without waiting (the GPU starts while the
+// rest is recorded, and no single submit holds unbounded work), and the host
+// waits only when it needs a result. A barrier goes in only where a dispatch or copy
 // touches memory that earlier, unbarriered work wrote (read after write), or
 // writes memory that earlier work read or wrote (the allocator reuses freed
 // ranges within a run). Descriptor sets come from pools that are reset after
@@ -31,9 +33,9 @@ class Recorder {
   void dispatch(const Pipeline& p, const std::vector<BufferRange>& ranges, const void* push, uint32_t push_bytes,
                 uint32_t gx, uint32_t gy, uint32_t gz);
   void copy(const BufferRange& src, const BufferRange& dst);
-  // Submits what was recorded (if anything) and waits for it.
+  // Submits what was recorded (if anything) and waits for all of it.
   void flush();
-  bool pending() const { return cmd_ != VK_NULL_HANDLE; }
+  bool pending() const { return cmd_ != VK_NULL_HANDLE || fences_used_ > 0; }
   // After a run: command buffers and descriptor sets go back to their pools.
   void reset();
 
@@ -43,12 +45,16 @@ class Recorder {
 
  private:
   VkCommandBuffer begin();
+  void submit_recorded();  // ends and submits cmd_ without waiting
   void hazard(const std::vector<BufferRange>& ranges);
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
 
   Context& ctx_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
+  std::vector<VkFence> fences_;     // one per submit of a run, reused run after run
+  size_t fences_used_ = 0;          // fences_[0, fences_used_) were submitted since the last flush
+  size_t waited_ = 0;               // ... and fences_[0, waited_) have signalled
+  size_t since_submit_ = 0;         // dispatches recorded into cmd_
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // being recorded
   std::vector<VkCommandBuffer> cmds_;
   size_t cmds_used_ = 0;
