@@ -167,3 +167,70 @@ TEST(PadFusion, LeavesNonZeroAndNonConstantPads) {
   EXPECT_EQ(passes::fuse_pads(nonzero), 0);
   EXPECT_EQ(passes::fuse_pads(reflect), 0);
 }
+
+namespace {
+// x [1,4,5,5] -> Conv or ConvTranspose (group 2) [-> Add per-channel bias] ->
+// BatchNormalization -> y, with large pre-normalization values (as in
+// PP-OCR's detection head).
+ir::Graph conv_then_bn(const std::string& op, bool add_bias) {
+  ir::Graph g;
+  int x = g.add_value("x");
+  g.values[size_t(x)].dtype = DType::Float32;
+  g.inputs = {x};
+  const int64_t M = 6;
+  Shape ws = op == "Conv" ? Shape{M, 2, 3, 3} : Shape{4, M / 2, 3, 3};
+  std::vector<float> w(size_t(shape_numel(ws)));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 7 % 13) - 6) * 300;
+  g.initializers[g.add_value("w")] = Tensor::from_f32(ws, w);
+  std::vector<float> sc, beta, mean, var, cb;
+  for (int64_t m = 0; m < M; ++m) {
+    sc.push_back(0.5f + float(m) / 4);
+    beta.push_back(float(m) - 2);
+    mean.push_back(float(m) * 100 - 250);
+    var.push_back(1e6f * float(m + 1));
+    cb.push_back(float(m) * 10 - 20);
+  }
+  g.initializers[g.add_value("sc")] = Tensor::from_f32({M}, sc);
+  g.initializers[g.add_value("beta")] = Tensor::from_f32({M}, beta);
+  g.initializers[g.add_value("mean")] = Tensor::from_f32({M}, mean);
+  g.initializers[g.add_value("var")] = Tensor::from_f32({M}, var);
+  g.initializers[g.add_value("cb")] = Tensor::from_f32({1, M, 1, 1}, cb);
+  ir::Node conv = make_node(g, op, {"x", "w"}, {"c"});
+  ir::Attribute group;
+  group.i = 2;
+  conv.attrs["group"] = group;
+  g.nodes.push_back(conv);
+  std::string bn_in = "c";
+  if (add_bias) {
+    g.nodes.push_back(make_node(g, "Add", {"cb", "c"}, {"cb_out"}));
+    bn_in = "cb_out";
+  }
+  g.nodes.push_back(make_node(g, "BatchNormalization", {bn_in, "sc", "beta", "mean", "var"}, {"y"}));
+  g.outputs = {g.find("y")};
+  return g;
+}
+}  // namespace
+
+TEST(BatchNormFolding, FoldsIntoConvAndConvTransposeWithTheSameResult) {
+  std::vector<float> xv(100);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 11 % 19) - 9) / 3;
+  Tensor x = Tensor::from_f32({1, 4, 5, 5}, xv);
+  for (std::string op : {"Conv", "ConvTranspose"})
+    for (bool add_bias : {false, true}) {
+      ir::Graph plain = conv_then_bn(op, add_bias), folded = conv_then_bn(op, add_bias);
+      ASSERT_EQ(passes::fold_batchnorm(folded), 1) << op << " add " << add_bias;
+      ASSERT_EQ(folded.nodes.size(), 1u);
+      std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(folded, x)[0].to_f32();
+      ASSERT_EQ(want.size(), got.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i]))) << op << " element " << i;
+    }
+}
+
+TEST(BatchNormFolding, LeavesConvWhoseOutputHasAnotherReader) {
+  ir::Graph g = conv_then_bn("Conv", false);
+  g.nodes.push_back(make_node(g, "Identity", {"c"}, {"c2"}));
+  g.outputs.push_back(g.find("c2"));
+  EXPECT_EQ(passes::fold_batchnorm(g), 0);
+  EXPECT_EQ(g.nodes.size(), 3u);
+}

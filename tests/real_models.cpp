@@ -68,12 +68,21 @@ std::vector<RealModel> make_table() {
   // 1e-4 of an output's range, so rel 1e-4 with a 1e-5 floor for near-zero
   // outputs separates rounding from real bugs (a wrong pad, axis or
   // coordinate mode moves outputs by percents).
-  t.push_back({"ppocrv4_det", "ppocrv4_det.onnx",
-               "dog.jpg resized to 640x640, BGR, (x/255 - ImageNet mean) / ImageNet std, NCHW [1,3,640,640]",
-               [](const std::string& d) {
-                 return std::map<std::string, Tensor>{
-                     {"x", photo_input(d, "dog.jpg", 640, 640, Layout::NCHW, imagenet_bgr())}};
-               }});
+  // With float16 storage on the Vulkan backend (all models; see real_models.h)
+  // the detector is the hard case: dog.jpg has no text, so its probability
+  // map peaks at 1.2e-3, i.e. logits near -7 through a sigmoid, where a
+  // float16 rounding of the logit (2^-11 relative) moves the probability by
+  // ~0.4% of itself and the map's own range is tiny. 2e-3 absolute on a
+  // probability is far below DBNet's 0.3 text threshold; the cosine bound
+  // (0.9995) still catches a systematic error (measured: 0.99958).
+  RealModel det{"ppocrv4_det", "ppocrv4_det.onnx",
+                "dog.jpg resized to 640x640, BGR, (x/255 - ImageNet mean) / ImageNet std, NCHW [1,3,640,640]",
+                [](const std::string& d) {
+                  return std::map<std::string, Tensor>{
+                      {"x", photo_input(d, "dog.jpg", 640, 640, Layout::NCHW, imagenet_bgr())}};
+                }};
+  det.fp16_atol = 2e-3;
+  t.push_back(det);
   // The recognizer ends in a softmax over 6625 characters: most probabilities
   // are ~1e-6, so the absolute floor is tightened to keep them meaningful.
   t.push_back({"ppocrv4_rec", "ppocrv4_rec.onnx",

@@ -27,6 +27,7 @@ struct RealModel {
   // to float16 (2^-11 relative), compounding through the network.
   double fp16_min_cosine = 0.9995;
   double fp16_rel = 3e-2;
+  double fp16_atol = -1;  // < 0: atol
 };
 
 const std::vector<RealModel>& all();

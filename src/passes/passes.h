@@ -19,6 +19,11 @@ int fuse_activations(ir::Graph& g);
 // into that Conv's pads. Returns the count.
 int fuse_pads(ir::Graph& g);
 
+// Folds an inference BatchNormalization (float32 initializer parameters) into
+// the Conv/ConvTranspose before it, through an optional per-channel constant
+// Add. Returns the count.
+int fold_batchnorm(ir::Graph& g);
+
 // The passes Kestrel runs by default, in order.
 void run_default_passes(ir::Graph& g);
 

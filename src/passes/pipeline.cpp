@@ -6,6 +6,7 @@ namespace kestrel::passes {
 
 void run_default_passes(ir::Graph& g) {
   fold_constants(g);
+  fold_batchnorm(g);
   fuse_pads(g);
   fuse_activations(g);
 }

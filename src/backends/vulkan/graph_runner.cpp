@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,9 +27,25 @@ namespace {
 
 constexpr int64_t kSmallHostElements = 4096;
 
-bool trace_enabled() {
+// KESTREL_TRACE=1: op, placement, time and shapes per node; =2 adds the
+// range of each float output (finds where a value overflows or turns NaN).
+int trace_level() {
   const char* t = std::getenv("KESTREL_TRACE");
-  return t && *t && std::strcmp(t, "0") != 0;
+  return t && *t ? std::atoi(t) : 0;
+}
+
+std::string value_range(const Tensor& t) {
+  if (!t.defined() || !dtype_is_float(t.dtype()) || t.numel() == 0) return "";
+  std::vector<float> v = t.to_f32();
+  float lo = v[0], hi = v[0];
+  size_t bad = 0;
+  for (float x : v) {
+    if (!std::isfinite(x)) ++bad;
+    else lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " [%.4g, %.4g]%s", lo, hi, bad ? " non-finite!" : "");
+  return buf;
 }
 
 std::shared_ptr<DeviceMemory> device_memory(Allocator& a, size_t bytes) {
@@ -173,13 +190,22 @@ class VkOpContext : public OpContext {
   bool half() const override { return st_.c.half(); }
   const DeviceInfo& device() const override { return st_.c.context().info(); }
   GpuTensor upload_i32(const std::vector<int32_t>& values) override {
+    Tensor t(DType::Int32, {int64_t(values.size())});
+    std::memcpy(t.raw(), values.data(), values.size() * 4);
+    return upload(t);
+  }
+  GpuTensor upload_f32(const std::vector<float>& values) override {
+    return upload(Tensor::from_f32({int64_t(values.size())}, values));
+  }
+  GpuTensor upload(const Tensor& t) {
     GpuTensor g;
-    g.dtype = DType::Int32;
-    g.shape = {int64_t(values.size())};
-    size_t bytes = std::max<size_t>(values.size() * 4, 4);
+    g.dtype = t.dtype();
+    g.shape = t.shape();
+    g.half = st_.c.half() && g.is_float();
+    size_t bytes = std::max<size_t>(g.bytes(), 4);
     g.memory = device_memory(st_.res.device, bytes);
     auto stg = device_memory(st_.res.host, bytes);
-    std::memcpy(stg->a.mapped(), values.data(), values.size() * 4);
+    write_storage(t, g.half, stg->a.mapped());
     st_.res.rec.copy({stg->a.buffer(), stg->a.offset, bytes, false}, g.range(true));
     st_.staging.push_back(std::move(stg));
     return g;
@@ -356,7 +382,8 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
   for (size_t i = 0; i < inputs.size(); ++i) st.host[size_t(g_.inputs[i])] = inputs[i];
   backends::cpu::Scope scope{&g_, &st.host, nullptr};
   omp_set_num_threads(std::max(1, opts.threads));
-  const bool trace = trace_enabled();
+  const int trace_lv = trace_level();
+  const bool trace = trace_lv > 0;
   const bool timed = trace || opts.on_node;
   st.report.device = ctx_->info().name + " (vulkan, " + (half_ ? "fp16" : "fp32") + " storage)";
 
@@ -399,6 +426,11 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
         std::string ins, outs;
         for (const Shape& s : in_shapes) ins += (ins.empty() ? "" : " ") + shape_str(s);
         for (const Shape& s : out_shapes) outs += (outs.empty() ? "" : " ") + shape_str(s);
+        if (trace_lv >= 2) {
+          st.to_host(n.outputs);
+          for (int v : n.outputs)
+            if (v >= 0) outs += value_range(st.host[size_t(v)]);
+        }
         std::fprintf(stderr, "[kestrel trace] %4zu %-22s %-4s %9.3f ms  in %s -> %s%s%s\n", i, n.op_type.c_str(),
                      on_gpu ? "gpu" : "cpu", ms, ins.c_str(), outs.c_str(), on_gpu ? "" : "  (", on_gpu ? "" : (reason + ")").c_str());
       }

@@ -82,6 +82,9 @@ class OpContext {
   virtual const DeviceInfo& device() const = 0;
   // A small int32 constant for this run (indices, shapes), uploaded on use.
   virtual GpuTensor upload_i32(const std::vector<int32_t>& values) = 0;
+  // A small float constant for this run (parameters folded on the host), in
+  // the run's float storage.
+  virtual GpuTensor upload_f32(const std::vector<float>& values) = 0;
   // Scratch memory of `words` 32-bit words for this node's dispatches
   // (partial reductions, parameters); uninitialized.
   virtual GpuTensor temp_words(size_t words) = 0;

@@ -1,6 +1,8 @@
 // LayerNormalization, InstanceNormalization (shaders/norm_rows.comp, one
 // workgroup per normalized row) and inference BatchNormalization
 // (shaders/batchnorm.comp, element-wise).
+#include <cmath>
+
 #include "backends/vulkan/ops/row_dispatch.h"
 #include "backends/vulkan/ops/util.h"
 
@@ -75,35 +77,48 @@ void instance_norm(OpContext& ctx) {
 
 struct BatchNormPush {
   uint32_t base, n, pdiv, pmod;
-  float eps;
 };
 
+// The parameters fold on the host, in double, into y = x * k + shift: a
+// variance or mean past float16's range (65504) would otherwise overflow in
+// float16 storage.
 void batch_norm(OpContext& ctx) {
   if (ctx.node.attr_i("training_mode", 0)) ctx.fail("training_mode=1 is not supported (Kestrel runs inference only)");
   for (int i = 1; i < 5; ++i)
     if (wants_output(ctx, i)) ctx.unsupported("the training outputs (running mean/var) are computed on the CPU");
-  require_float(ctx, {0, 1, 2, 3, 4});
+  require_float(ctx, {0});
   const GpuTensor& x = ctx.input(0);
   int64_t n = x.shape.size() > 0 ? x.shape[0] : 1, c = x.shape.size() > 1 ? x.shape[1] : 1;
   int64_t s = (n != 0 && c != 0) ? x.numel() / (n * c) : 0;
   // Opsets 7 and 8 allow spatial=0: one parameter per element of [C, D1, ...].
   bool per_elem = ctx.node.opset < 9 && ctx.node.attr_i("spatial", 1) == 0;
   int64_t pc = per_elem ? c * s : c;
-  for (int i = 1; i < 5; ++i)
-    if (ctx.input(i).numel() != pc)
-      ctx.fail("input ", i, " has shape ", shape_str(ctx.input(i).shape), " but ", pc, " values are needed");
+  std::vector<float> param[4];
+  for (int i = 1; i < 5; ++i) {
+    const Tensor& t = ctx.host_input(i);
+    if (!dtype_is_float(t.dtype())) ctx.fail("input ", i, " must be float, got ", dtype_name(t.dtype()));
+    if (t.numel() != pc) ctx.fail("input ", i, " has shape ", shape_str(t.shape()), " but ", pc, " values are needed");
+    param[i - 1] = t.to_f32();
+  }
   GpuTensor& y = ctx.output(0, x.dtype, x.shape);
   if (x.numel() == 0) return;
-  BatchNormPush p{0, 0, uint32_t(per_elem ? 1 : s), uint32_t(pc), ctx.node.attr_f("epsilon", 1e-5f)};
-  ctx.dispatch_elements("batchnorm", {},
-                        {In(x), In(ctx.input(1)), In(ctx.input(2)), In(ctx.input(3)), In(ctx.input(4)), Out(y)}, &p,
-                        sizeof p, uint64_t(x.numel()));
+  const double eps = ctx.node.attr_f("epsilon", 1e-5f);
+  const size_t count = size_t(pc);
+  std::vector<float> mul(count), add(count);
+  for (size_t j = 0; j < size_t(pc); ++j) {
+    double kj = double(param[0][j]) / std::sqrt(double(param[3][j]) + eps);
+    mul[j] = float(kj);
+    add[j] = float(double(param[1][j]) - double(param[2][j]) * kj);
+  }
+  GpuTensor mul_t = ctx.upload_f32(mul), add_t = ctx.upload_f32(add);
+  BatchNormPush p{0, 0, uint32_t(per_elem ? 1 : s), uint32_t(pc)};
+  ctx.dispatch_elements("batchnorm", {}, {In(x), In(mul_t), In(add_t), Out(y)}, &p, sizeof p, uint64_t(x.numel()));
 }
 
 }  // namespace
 
 KESTREL_VK_OP(LayerNormalization, {.min_opset = 17, .record = layer_norm});
 KESTREL_VK_OP(InstanceNormalization, {.record = instance_norm});
-KESTREL_VK_OP(BatchNormalization, {.min_opset = 7, .record = batch_norm});
+KESTREL_VK_OP(BatchNormalization, {.min_opset = 7, .record = batch_norm, .host_inputs = {1, 2, 3, 4}});
 
 }  // namespace kestrel::vulkan
