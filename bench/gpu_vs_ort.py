@@ -33,30 +33,32 @@ def main():
         if not os.path.exists(model):
             print(f"{name}: {model} missing, skipped")
             continue
-        runs = a.runs
+        runs = min(a.runs, 10) if "isnet" in file else a.runs
         with tempfile.TemporaryDirectory() as d:
             feeds, flags = prepare_inputs(a.kestrel, model, dims, d)
             common = ["--threads", str(a.threads)]
             k32 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp32"] + common)
             k16 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp16"] + common)
             kcpu = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu"] + common)
-            info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan",
-                                                       "--precision", "fp16"] + flags))
+            info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan"]
+                                                      + flags))
         o, _ = ort_median_ms(model, feeds, a.threads, runs)
         p = info["placement"]
         rows.append((name, k32["median_ms"], k16["median_ms"], kcpu["median_ms"], o, p))
         print(f"{name}: vulkan fp32 {k32['median_ms']:.2f} ms, fp16 {k16['median_ms']:.2f} ms, "
               f"kestrel cpu {kcpu['median_ms']:.2f} ms, onnxruntime {o:.2f} ms; "
-              f"GPU FLOPs {100 * p['gpu_flops_share']:.1f}%, CPU nodes {p['cpu_reasons']}", flush=True)
+              f"GPU FLOPs {100 * p['gpu_flops_share']:.1f}%, CPU nodes {p['cpu_reasons']}; {p.get('precision_note', '')}",
+              flush=True)
     print(f"\nGPU: {gpu['name']} (Vulkan {gpu['api_version']}, driver {gpu['driver_info']}); host CPU: "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, threads {a.threads}; "
           f"onnxruntime {ort.__version__} CPU EP (Python); median of {a.runs} runs after warm-up")
     print("| model | Kestrel Vulkan fp32 (ms) | Kestrel Vulkan fp16 (ms) | Kestrel CPU (ms) | ONNX Runtime CPU EP (ms) "
-          "| ORT / Kestrel-Vulkan (best) | GPU share of FLOPs | GPU nodes |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| ORT / Kestrel-Vulkan fp32 | ORT / Kestrel-Vulkan fp16 | auto picks | GPU share of FLOPs | GPU nodes |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     for name, k32, k16, kc, o, p in rows:
-        best = min(k32, k16)
-        print(f"| {name} | {k32:.2f} | {k16:.2f} | {kc:.2f} | {o:.2f} | {o / best:.2f}x | "
+        note = p.get("precision_note", "")
+        pick = "fp16" if "auto: fp16" in note else "fp32" if "auto: fp32" in note else "?"
+        print(f"| {name} | {k32:.2f} | {k16:.2f} | {kc:.2f} | {o:.2f} | {o / k32:.2f}x | {o / k16:.2f}x | {pick} | "
               f"{100 * p['gpu_flops_share']:.1f}% | {p['gpu_nodes']}/{p['gpu_nodes'] + p['cpu_nodes']} |")
 
 

@@ -12,8 +12,11 @@
 #include <fstream>
 #include <string>
 
+#include "backends/vulkan/auto_precision.h"
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/graph_runner.h"
 #include "backends/vulkan/memory.h"
+#include "onnx/loader.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
@@ -213,4 +216,26 @@ TEST(VulkanBackend, TenThousandRunsKeepMemoryFlat) {
   std::printf("10,000 runs: host RSS %zu -> %zu KiB, device memory %zu -> %zu bytes\n", rss0, rss1, dev0, dev1);
   EXPECT_EQ(dev1, dev0);
   EXPECT_LT(rss1, rss0 + 2048) << "host memory grew by " << (rss1 - rss0) << " KiB over 10,000 runs";
+}
+
+// Precision "auto" keeps float16 only when the first run agrees with float32.
+// (On lavapipe, a CPU device, "auto" itself means float32, so the two
+// compiled graphs are built here directly.)
+TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  for (float scale : {1.0f, 1e5f}) {  // 1e5: the chain's values pass float16's 65504
+    const int64_t n = 10000;
+    auto model = onnx_io::load_model_bytes(chain_model(n).data(), chain_model(n).size(), "");
+    auto ctx = vulkan::Context::open();
+    vulkan::AutoPrecisionCompiled c(std::make_unique<vulkan::VulkanCompiled>(std::shared_ptr<vulkan::Context>(ctx), model.graph, false, false),
+                                    std::make_unique<vulkan::VulkanCompiled>(std::shared_ptr<vulkan::Context>(ctx), model.graph, true, false));
+    Tensor x = ramp(n);
+    for (int64_t i = 0; i < n; ++i) x.data<float>()[i] *= scale;
+    backends::RunOptions ro;
+    c.run({x}, ro);
+    auto p = c.placement();
+    ASSERT_TRUE(p);
+    EXPECT_THAT(p->precision_note, ::testing::HasSubstr(scale == 1.0f ? "auto: fp16" : "auto: fp32")) << p->precision_note;
+    EXPECT_THAT(p->device, ::testing::HasSubstr(scale == 1.0f ? "fp16 storage" : "fp32 storage"));
+  }
 }

@@ -44,12 +44,13 @@ std::string placement_json(const backends::PlacementReport& p) {
   std::string reasons = "{";
   for (auto& [why, n] : p.cpu_reasons)
     reasons += (reasons.size() > 1 ? ", " : "") + ("\"" + json_escape(why) + "\": " + std::to_string(n));
-  char buf[512];
+  char buf[1024];
   std::snprintf(buf, sizeof buf,
                 "{\"device\": \"%s\", \"gpu_nodes\": %d, \"cpu_nodes\": %d, \"gpu_flops_share\": %.6f, "
-                "\"total_flops\": %.0f, \"dispatches\": %zu, \"barriers\": %zu, \"submits\": %zu, \"cpu_reasons\": ",
+                "\"total_flops\": %.0f, \"dispatches\": %zu, \"barriers\": %zu, \"submits\": %zu, "
+                "\"precision_note\": \"%s\", \"cpu_reasons\": ",
                 json_escape(p.device).c_str(), p.gpu_nodes, p.cpu_nodes, p.gpu_flops_share(), p.total_flops,
-                p.dispatches, p.barriers, p.submits);
+                p.dispatches, p.barriers, p.submits, json_escape(p.precision_note).c_str());
   return buf + reasons + "}}";
 }
 

@@ -80,6 +80,7 @@ std::string Session::placement_summary() const {
   os << p->device << ": " << p->gpu_nodes << " of " << (p->gpu_nodes + p->cpu_nodes) << " nodes and " << share
      << " of FLOPs on the GPU; " << p->dispatches << " dispatches, " << p->barriers << " barriers, " << p->submits
      << " submits";
+  if (!p->precision_note.empty()) os << "\n" << p->precision_note;
   if (!p->cpu_reasons.empty()) {
     os << "\non the CPU (" << p->cpu_nodes << " nodes):";
     for (auto& [why, n] : p->cpu_reasons) os << "\n  " << n << "  " << why;

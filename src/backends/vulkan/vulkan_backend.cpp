@@ -1,7 +1,9 @@
 #include "backends/vulkan/vulkan_backend.h"
 
 #include <cstdlib>
+#include <mutex>
 
+#include "backends/vulkan/auto_precision.h"
 #include "backends/vulkan/graph_runner.h"
 
 namespace kestrel::backends {
@@ -9,8 +11,9 @@ namespace {
 
 class VulkanBackend : public Backend {
  public:
-  VulkanBackend(std::shared_ptr<vulkan::Context> ctx, bool half, bool keep_small)
-      : ctx_(std::move(ctx)), half_(half), keep_small_(keep_small) {}
+  // auto_half: compile both precisions and let the first run choose.
+  VulkanBackend(std::shared_ptr<vulkan::Context> ctx, bool half, bool auto_half, bool keep_small)
+      : ctx_(std::move(ctx)), half_(half), auto_half_(auto_half), keep_small_(keep_small) {}
   std::string name() const override { return "vulkan"; }
   std::vector<NodeVerdict> capability(const ir::Graph& g) const override {
     std::vector<NodeVerdict> v;
@@ -21,12 +24,17 @@ class VulkanBackend : public Backend {
     return v;
   }
   std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const override {
+    if (auto_half_)
+      return std::make_unique<vulkan::AutoPrecisionCompiled>(
+          std::make_unique<vulkan::VulkanCompiled>(ctx_, g, false, keep_small_),
+          std::make_unique<vulkan::VulkanCompiled>(ctx_, g, true, keep_small_));
     return std::make_unique<vulkan::VulkanCompiled>(ctx_, g, half_, keep_small_);
   }
 
  private:
   std::shared_ptr<vulkan::Context> ctx_;
   bool half_;
+  bool auto_half_;
   bool keep_small_;
 };
 
@@ -38,8 +46,16 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
     if (const char* p = std::getenv("KESTREL_PRECISION"); p && *p) precision = p;
   KESTREL_CHECK(precision == "auto" || precision == "fp32" || precision == "fp16", "unknown precision '", precision,
                 "' (use fp32, fp16 or auto)");
-  std::shared_ptr<vulkan::Context> ctx = vulkan::Context::open();
-  bool half;
+  // One open device per process, shared by every session while any is alive.
+  static std::mutex mu;
+  static std::weak_ptr<vulkan::Context> shared;
+  std::shared_ptr<vulkan::Context> ctx;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ctx = shared.lock();
+    if (!ctx) shared = ctx = vulkan::Context::open();
+  }
+  bool half = false, auto_half = false;
   if (precision == "fp16") {
     KESTREL_CHECK(ctx->fp16_storage(), "precision fp16: Vulkan device '", ctx->info().name,
                   "' lacks 16-bit storage buffers or float16 shader types; use fp32");
@@ -47,9 +63,11 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
   } else if (precision == "fp32") {
     half = false;
   } else {
-    half = ctx->fp16_storage() && ctx->info().type != "cpu";
+    // float16 storage only pays on a GPU; whether it stays faithful is model
+    // dependent, so the first run decides (auto_precision.h).
+    auto_half = ctx->fp16_storage() && ctx->info().type != "cpu";
   }
-  return std::make_unique<VulkanBackend>(std::move(ctx), half, opts.keep_small_host_work);
+  return std::make_unique<VulkanBackend>(std::move(ctx), half, auto_half, opts.keep_small_host_work);
 }
 
 bool gpu_vulkan_device_present() {

@@ -1,0 +1,78 @@
+#include "backends/vulkan/auto_precision.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace kestrel::vulkan {
+namespace {
+
+constexpr double kMinCosine = 0.9995, kMaxAbsOfRange = 3e-2;
+
+// "" when b agrees with a (the float32 result), else what disagrees.
+std::string disagreement(const Tensor& a, const Tensor& b, double& worst_cos) {
+  if (!dtype_is_float(a.dtype())) return a.same_as(b) ? "" : "an integer output differs";
+  std::vector<float> x = a.to_f32(), y = b.to_f32();
+  double dot = 0, nx = 0, ny = 0, maxabs = 0, range = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) != std::isnan(y[i])) return "NaN where float32 has none";
+    if (std::isnan(x[i])) continue;
+    dot += double(x[i]) * y[i];
+    nx += double(x[i]) * x[i];
+    ny += double(y[i]) * y[i];
+    maxabs = std::max(maxabs, std::abs(double(x[i]) - y[i]));
+    range = std::max(range, std::abs(double(x[i])));
+  }
+  double cos = nx == 0 && ny == 0 ? 1 : dot / std::sqrt(nx * ny + 1e-300);
+  worst_cos = std::min(worst_cos, cos);
+  char buf[128];
+  if (cos < kMinCosine || maxabs > kMaxAbsOfRange * range + 1e-6) {
+    std::snprintf(buf, sizeof buf, "cosine %.6f, max abs %.3g of %.3g", cos, maxabs, range);
+    return buf;
+  }
+  return "";
+}
+
+}  // namespace
+
+AutoPrecisionCompiled::AutoPrecisionCompiled(std::unique_ptr<backends::CompiledGraph> fp32,
+                                             std::unique_ptr<backends::CompiledGraph> fp16)
+    : fp32_(std::move(fp32)), fp16_(std::move(fp16)) {}
+
+std::vector<Tensor> AutoPrecisionCompiled::run(const std::vector<Tensor>& inputs,
+                                               const backends::RunOptions& opts) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!chosen_) {
+      std::vector<Tensor> ref = fp32_->run(inputs, opts), half = fp16_->run(inputs, opts);
+      std::string why;
+      double worst = 1;
+      for (size_t i = 0; i < ref.size() && why.empty(); ++i) {
+        why = disagreement(ref[i], half[i], worst);
+        if (!why.empty()) why = "output " + std::to_string(i) + ": " + why;
+      }
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.6f", worst);
+      if (why.empty()) {
+        verdict_ = std::string("precision auto: fp16 (agreed with fp32 on the first run, worst cosine ") + buf + ")";
+        chosen_ = fp16_.get();
+        fp32_.reset();
+      } else {
+        verdict_ = "precision auto: fp32 (fp16 disagreed on the first run: " + why + ")";
+        chosen_ = fp32_.get();
+        fp16_.reset();
+      }
+      return ref;
+    }
+  }
+  return chosen_->run(inputs, opts);
+}
+
+std::optional<backends::PlacementReport> AutoPrecisionCompiled::placement() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!chosen_) return fp32_->placement();
+  auto p = chosen_->placement();
+  if (p) p->precision_note = verdict_;
+  return p;
+}
+
+}  // namespace kestrel::vulkan
