@@ -69,3 +69,30 @@ const bool registered = add_cases(unary_cases()) && add_cases(binary_cases());
 
 }  // namespace
 }  // namespace kestrel::backend_ops
+
+namespace kestrel::backend_ops {
+namespace {
+
+// Comparisons (float in, bool out) and boolean logic, with broadcasting.
+// Inputs are multiples of 1/4 so Equal sees exact ties.
+std::vector<OpCase> compare_cases() {
+  std::vector<OpCase> v;
+  auto quarter = [](InputSpec s) {
+    std::vector<float> q;
+    for (int64_t i = 0; i < shape_numel(s.shape); ++i) q.push_back(float(int(i * 7 % 9) - 4) / 4);
+    s.value = Tensor::from_f32(s.shape, q);
+    return s;
+  };
+  for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"})
+    v.push_back({.label = "broadcast [3,1,7]x[5,1]", .op = op, .inputs = {quarter(rnd("a", {3, 1, 7})), quarter(rnd("b", {5, 1}))}});
+  auto boolean = [](InputSpec s) { s.dtype = DType::Bool; return s; };
+  for (const char* op : {"And", "Or", "Xor"})
+    v.push_back({.label = "broadcast [4,9]x[9]", .op = op, .inputs = {boolean(rnd("a", {4, 9})), boolean(rnd("b", {9}))}});
+  v.push_back({.label = "Not [6,5]", .op = "Not", .inputs = {boolean(rnd("a", {6, 5}))}});
+  return v;
+}
+
+const bool registered_compare = add_cases(compare_cases());
+
+}  // namespace
+}  // namespace kestrel::backend_ops

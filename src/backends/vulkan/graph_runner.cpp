@@ -130,6 +130,22 @@ struct RunState {
 
   void run_cpu(size_t i, const backends::cpu::Scope& scope) {
     const ir::Node& n = g().nodes[i];
+    // Shape and Size read only the input's shape: a device tensor need not
+    // come back (that would wait for the GPU and copy it all). The kernel gets
+    // a stand-in with the shape and no data.
+    if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0 &&
+        gpu[size_t(n.inputs[0])] && !host[size_t(n.inputs[0])].defined()) {
+      int v = n.inputs[0];
+      host[size_t(v)] = Tensor(gpu[size_t(v)]->dtype, gpu[size_t(v)]->shape, nullptr);
+      try {
+        backends::cpu::run_node(c.plan_, i, host, scope, opts);
+      } catch (...) {
+        host[size_t(v)] = Tensor();
+        throw;
+      }
+      host[size_t(v)] = Tensor();
+      return;
+    }
     std::vector<int> need(n.inputs.begin(), n.inputs.end());
     for (const std::string& nm : ir::implicit_reads(n)) need.push_back(g().find(nm));
     to_host(need);

@@ -20,6 +20,10 @@ layout(push_constant) uniform Push {
   int ivalue;
 } pc;
 
+// a mod m in [0, m): GLSL leaves % undefined for negative operands (and
+// NVIDIA's result differs from lavapipe's), so negatives are folded by hand.
+int pos_mod(int a, int m) { return a >= 0 ? a % m : (m - 1) - ((-a - 1) % m); }
+
 void main() {
   uint i = pc.base + kestrel_index();
   if (i >= pc.n) return;
@@ -31,11 +35,11 @@ void main() {
     if (c < 0 || c >= d) {
       if (MODE == 0) fill = true;
       else if (MODE == 2) c = c < 0 ? 0 : d - 1;
-      else if (MODE == 3) c = ((c % d) + d) % d;
+      else if (MODE == 3) c = pos_mod(c, d);
       else if (d == 1) c = 0;
       else {
         int p = 2 * (d - 1);
-        c = ((c % p) + p) % p;
+        c = pos_mod(c, p);
         c = c < d ? c : p - c;
       }
     }
