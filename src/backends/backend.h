@@ -39,6 +39,7 @@ struct PlacementReport {
   double gpu_flops = 0, total_flops = 0;     // see node_flops()
   std::map<std::string, int> cpu_reasons;    // why nodes stayed on the CPU -> how many
   size_t dispatches = 0, barriers = 0, submits = 0;
+  double wait_ms = 0;                        // host time spent waiting for the device
   size_t device_bytes = 0;                   // device and staging memory held (weights included)
   std::string precision_note;                // how precision "auto" decided, when it did
   double gpu_flops_share() const { return total_flops > 0 ? gpu_flops / total_flops : 0; }

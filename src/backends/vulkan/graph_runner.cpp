@@ -466,6 +466,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
   st.report.dispatches = res->rec.dispatches();
   st.report.barriers = res->rec.barriers();
   st.report.submits = res->rec.submits();
+  st.report.wait_ms = res->rec.wait_ms();
   st.report.device_bytes = res->device.reserved_bytes() + res->host.reserved_bytes() + weights_->reserved_bytes();
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -1,5 +1,7 @@
 #include "backends/vulkan/recorder.h"
 
+#include <chrono>
+
 #include "core/error.h"
 
 namespace kestrel::vulkan {
@@ -168,7 +170,9 @@ void Recorder::flush() {
                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   submit_recorded();
   // Every submit so far is done once all their fences have signalled.
+  auto t0 = std::chrono::steady_clock::now();
   for (; waited_ < fences_used_; ++waited_) ctx_.wait(fences_[waited_]);
+  wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   fences_used_ = waited_ = 0;
   touched_.clear();
 }
@@ -180,6 +184,7 @@ void Recorder::reset() {
   pool_in_use_ = 0;
   cmds_used_ = 0;
   dispatches_ = barriers_ = submits_ = 0;
+  wait_ms_ = 0;
 }
 
 }  // namespace kestrel::vulkan

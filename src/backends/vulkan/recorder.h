@@ -42,6 +42,7 @@ class Recorder {
   size_t dispatches() const { return dispatches_; }
   size_t barriers() const { return barriers_; }
   size_t submits() const { return submits_; }
+  double wait_ms() const { return wait_ms_; }  // host time spent waiting for the device this run
 
  private:
   VkCommandBuffer begin();
@@ -62,6 +63,7 @@ class Recorder {
   size_t pool_in_use_ = 0;
   std::vector<BufferRange> touched_;  // since the last barrier
   size_t dispatches_ = 0, barriers_ = 0, submits_ = 0;
+  double wait_ms_ = 0;
 };
 
 }  // namespace kestrel::vulkan
