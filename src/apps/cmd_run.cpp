@@ -105,6 +105,7 @@ int cmd_bench(int argc, char** argv) {
   } else {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
                 s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
+    if (s->placement()) std::printf("last run: %s\n", s->placement_summary().c_str());
   }
   if (a.has("--profile")) profile.print(runs);
   return 0;

@@ -79,7 +79,8 @@ std::string Session::placement_summary() const {
   std::snprintf(share, sizeof share, "%.1f%%", 100.0 * p->gpu_flops_share());
   os << p->device << ": " << p->gpu_nodes << " of " << (p->gpu_nodes + p->cpu_nodes) << " nodes and " << share
      << " of FLOPs on the GPU; " << p->dispatches << " dispatches, " << p->barriers << " barriers, " << p->submits
-     << " submits; waited " << p->wait_ms << " ms for the device";
+     << " submits; host: " << p->record_ms << " ms recording, " << p->cpu_ms << " ms on CPU nodes, " << p->wait_ms
+     << " ms waiting for the device";
   if (!p->precision_note.empty()) os << "\n" << p->precision_note;
   if (!p->cpu_reasons.empty()) {
     os << "\non the CPU (" << p->cpu_nodes << " nodes):";

@@ -424,7 +424,10 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
         }
       }
     }
+    auto t1 = std::chrono::steady_clock::now();
     if (!on_gpu) st.run_cpu(i, scope);
+    (on_gpu ? st.report.record_ms : st.report.cpu_ms) +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - (on_gpu ? t0 : t1)).count();
     std::vector<Shape> in_shapes = st.shapes_of(n.inputs), out_shapes = st.shapes_of(n.outputs);
     double flops = backends::node_flops(n, in_shapes, out_shapes);
     st.report.total_flops += flops;
