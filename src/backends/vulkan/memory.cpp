@@ -16,21 +16,31 @@ size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 Allocator::Allocator(Context& ctx, MemoryKind kind) : ctx_(ctx), kind_(kind) {
   const VkPhysicalDeviceMemoryProperties& mp = ctx.memory_properties();
   const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  // Preference lists, best first.
-  std::vector<VkMemoryPropertyFlags> wants;
+  // Preference lists, best first: {flags wanted, flags to avoid}. On a
+  // discrete GPU, device memory must not be the host-mapped window into VRAM
+  // (BAR): host reads from it are uncached and crawl (~50 MB/s); results come
+  // back through cached staging memory instead.
+  struct Want {
+    VkMemoryPropertyFlags want, avoid;
+  };
+  std::vector<Want> wants;
   if (kind == MemoryKind::Device) {
-    if (ctx.info().unified_memory) wants.push_back(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
-    wants.push_back(VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    wants.push_back(host);
+    if (ctx.info().unified_memory) wants.push_back({VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host, 0});
+    wants.push_back({VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT});
+    wants.push_back({VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0});
+    wants.push_back({host, 0});
   } else {
-    wants.push_back(host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
-    wants.push_back(host);
+    wants.push_back({host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT});
+    wants.push_back({host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0});
+    wants.push_back({host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT});
+    wants.push_back({host, 0});
   }
-  for (VkMemoryPropertyFlags want : wants) {
+  for (const Want& w : wants) {
     for (uint32_t t = 0; t < mp.memoryTypeCount; ++t) {
-      if ((mp.memoryTypes[t].propertyFlags & want) != want) continue;
+      VkMemoryPropertyFlags f = mp.memoryTypes[t].propertyFlags;
+      if ((f & w.want) != w.want || (f & w.avoid)) continue;
       type_ = t;
-      host_visible_ = (mp.memoryTypes[t].propertyFlags & host) == host;
+      host_visible_ = (f & host) == host;
       return;
     }
   }
