@@ -101,6 +101,7 @@ struct RunState {
     // by this run with recorded work still reading it.
     auto stg = device_memory(res.host, bytes);
     write_storage(t, c.half_, stg->a.mapped());
+    res.host.host_wrote(stg->a);
     res.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, g->range(true));
     staging.push_back(std::move(stg));
     return *(gpu[size_t(v)] = std::move(g));
@@ -124,6 +125,8 @@ struct RunState {
     res.rec.flush();
     for (auto& [v, stg] : reads) {
       const GpuTensor& t = *gpu[size_t(v)];
+      if (stg) stg->owner->host_will_read(stg->a);
+      else t.memory->owner->host_will_read(t.memory->a);
       host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped());
     }
   }
@@ -222,6 +225,7 @@ class VkOpContext : public OpContext {
     g.memory = device_memory(st_.res.device, bytes);
     auto stg = device_memory(st_.res.host, bytes);
     write_storage(t, g.half, stg->a.mapped());
+    st_.res.host.host_wrote(stg->a);
     st_.res.rec.copy({stg->a.buffer(), stg->a.offset, bytes, false}, g.range(true));
     st_.staging.push_back(std::move(stg));
     return g;
@@ -330,9 +334,11 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       gt->memory = device_memory(*weights_, bytes);
       if (uint8_t* p = gt->memory->a.mapped()) {
         write_storage(t, half, p);
+        weights_->host_wrote(gt->memory->a);
       } else {
         auto stg = device_memory(upload.host, bytes);
         write_storage(t, half, stg->a.mapped());
+        upload.host.host_wrote(stg->a);
         upload.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, gt->range(true));
         staging.push_back(std::move(stg));
         if (staging.size() >= 64) {  // bound the staging memory held at once

@@ -30,9 +30,12 @@ Allocator::Allocator(Context& ctx, MemoryKind kind) : ctx_(ctx), kind_(kind) {
     wants.push_back({VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0});
     wants.push_back({host, 0});
   } else {
-    wants.push_back({host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT});
-    wants.push_back({host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, 0});
-    wants.push_back({host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT});
+    // Staging is read back by the host: it must be cached (uncached,
+    // write-combined memory reads at ~50 MB/s), coherent or not.
+    const VkMemoryPropertyFlags cached = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    wants.push_back({cached | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT});
+    wants.push_back({cached, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT});
+    wants.push_back({cached, 0});
     wants.push_back({host, 0});
   }
   for (const Want& w : wants) {
@@ -40,7 +43,8 @@ Allocator::Allocator(Context& ctx, MemoryKind kind) : ctx_(ctx), kind_(kind) {
       VkMemoryPropertyFlags f = mp.memoryTypes[t].propertyFlags;
       if ((f & w.want) != w.want || (f & w.avoid)) continue;
       type_ = t;
-      host_visible_ = (f & host) == host;
+      host_visible_ = (f & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
+      coherent_ = (f & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
       return;
     }
   }
@@ -125,6 +129,18 @@ void Allocator::release(const Allocation& a) {
       fr.erase(it);
     }
   }
+}
+
+void Allocator::host_wrote(const Allocation& a) const {
+  if (coherent_ || !a.block) return;
+  VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, a.block->memory, 0, VK_WHOLE_SIZE};
+  vkFlushMappedMemoryRanges(ctx_.device(), 1, &r);
+}
+
+void Allocator::host_will_read(const Allocation& a) const {
+  if (coherent_ || !a.block) return;
+  VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, a.block->memory, 0, VK_WHOLE_SIZE};
+  vkInvalidateMappedMemoryRanges(ctx_.device(), 1, &r);
 }
 
 size_t Allocator::reserved_bytes() const {

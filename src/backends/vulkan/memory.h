@@ -47,6 +47,12 @@ class Allocator {
   Allocation allocate(size_t bytes);
   void release(const Allocation& a);
 
+  // For memory that is host-visible but not coherent: make host writes
+  // visible to the device (after writing) and device writes visible to the
+  // host (after the device finished, before reading). No-ops when coherent.
+  void host_wrote(const Allocation& a) const;
+  void host_will_read(const Allocation& a) const;
+
   size_t reserved_bytes() const;  // sum of block sizes
   size_t blocks() const;
   bool host_visible() const { return host_visible_; }
@@ -57,6 +63,7 @@ class Allocator {
   MemoryKind kind_;
   uint32_t type_ = 0;
   bool host_visible_ = false;
+  bool coherent_ = true;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Block>> blocks_;
 };
