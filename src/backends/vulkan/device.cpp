@@ -127,7 +127,10 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   for (uint32_t t = 0; t < mem.memoryTypeCount; ++t)
     if (mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
       d.heaps[mem.memoryTypes[t].heapIndex].host_visible = true;
-  d.unified_memory = true;
+  // Unified: the device's memory is the host's (integrated GPUs, CPU
+  // implementations). A discrete GPU whose whole VRAM is host-visible
+  // (resizable BAR) is not: host reads of VRAM are uncached and slow.
+  d.unified_memory = p.deviceType != VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
   uint64_t local = 0;
   for (const MemoryHeap& h : d.heaps)
     if (h.device_local) {

@@ -22,7 +22,9 @@ struct DeviceInfo {
   std::string api_version, driver_version, device_uuid;
   uint32_t vendor_id = 0, device_id = 0;
   std::vector<MemoryHeap> heaps;
-  bool unified_memory = false;  // every device-local heap is host-visible (mobile SoCs, CPUs)
+  // Not a discrete GPU, and every device-local heap is host-visible (mobile
+  // SoCs, CPU implementations): tensors are mapped, no staging copies.
+  bool unified_memory = false;
   uint32_t subgroup_size = 0;
   bool shader_float16 = false, shader_int8 = false;
   bool storage_16bit = false, storage_8bit = false;
