@@ -218,7 +218,8 @@ TEST(VulkanBackend, TenThousandRunsKeepMemoryFlat) {
   EXPECT_LT(rss1, rss0 + 2048) << "host memory grew by " << (rss1 - rss0) << " KiB over 10,000 runs";
 }
 
-// Precision "auto" keeps float16 only when the first run agrees with float32.
+// Precision "auto" keeps float16 only when the first run agrees with float32
+// (and then only if a warm run of it is faster, which depends on the machine).
 // (On lavapipe, a CPU device, "auto" itself means float32, so the two
 // compiled graphs are built here directly.)
 TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
@@ -235,7 +236,13 @@ TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
     c.run({x}, ro);
     auto p = c.placement();
     ASSERT_TRUE(p);
-    EXPECT_THAT(p->precision_note, ::testing::HasSubstr(scale == 1.0f ? "auto: fp16" : "auto: fp32")) << p->precision_note;
-    EXPECT_THAT(p->device, ::testing::HasSubstr(scale == 1.0f ? "fp16 storage" : "fp32 storage"));
+    if (scale == 1.0f) {
+      EXPECT_THAT(p->precision_note, ::testing::HasSubstr("fp16 agreed with fp32")) << p->precision_note;
+      bool half = p->precision_note.find("auto: fp16") != std::string::npos;
+      EXPECT_THAT(p->device, ::testing::HasSubstr(half ? "fp16 storage" : "fp32 storage"));
+    } else {
+      EXPECT_THAT(p->precision_note, ::testing::HasSubstr("auto: fp32 (fp16 disagreed")) << p->precision_note;
+      EXPECT_THAT(p->device, ::testing::HasSubstr("fp32 storage"));
+    }
   }
 }
