@@ -1,9 +1,11 @@
 """The real models the Python benchmarks run, and how to feed them: shared by
 bench/host_cpu_vs_ort.py and bench/gpu_vs_ort.py (machines with Python's
 onnxruntime but no Node.js, such as the GPU server)."""
+import argparse
 import json
 import os
 import subprocess
+import tempfile
 import time
 
 import numpy as np
@@ -67,3 +69,27 @@ def ort_median_ms(model, feeds, threads, runs):
         s.run(None, feeds)
         t.append((time.perf_counter() - t0) * 1e3)
     return float(np.median(t)), s.run(None, feeds)
+
+
+def parse_args():
+    """The options both scripts take."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kestrel", required=True)
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--runs", type=int, default=20)
+    return ap.parse_args()
+
+
+def each_model(a, isnet_runs):
+    """Yields (name, model path, runs, feeds, kestrel --input flags) for every model present;
+    the inputs live in a temporary folder while the caller's loop body runs."""
+    for name, file, dims in MODELS:
+        model = os.path.join(a.models, file)
+        if not os.path.exists(model):
+            print(f"{name}: {model} missing, skipped")
+            continue
+        runs = min(a.runs, isnet_runs) if "isnet" in file else a.runs
+        with tempfile.TemporaryDirectory() as d:
+            feeds, flags = prepare_inputs(a.kestrel, model, dims, d)
+            yield name, model, runs, feeds, flags

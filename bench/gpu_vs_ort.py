@@ -6,42 +6,27 @@ of each model's FLOPs that ran on the GPU and what stayed on the CPU.
 
   python3 bench/gpu_vs_ort.py --kestrel build/kestrel --models models [--threads N] [--runs N]
 """
-import argparse
 import json
 import os
 import platform
 import subprocess
-import tempfile
 
 import onnxruntime as ort
 
-from bench_models import MODELS, kestrel_bench, ort_median_ms, prepare_inputs
+from bench_models import each_model, kestrel_bench, ort_median_ms, parse_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kestrel", required=True)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--runs", type=int, default=20)
-    a = ap.parse_args()
+    a = parse_args()
     probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
     gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
     rows = []
-    for name, file, dims in MODELS:
-        model = os.path.join(a.models, file)
-        if not os.path.exists(model):
-            print(f"{name}: {model} missing, skipped")
-            continue
-        runs = min(a.runs, 10) if "isnet" in file else a.runs
-        with tempfile.TemporaryDirectory() as d:
-            feeds, flags = prepare_inputs(a.kestrel, model, dims, d)
-            common = ["--threads", str(a.threads)]
-            k32 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp32"] + common)
-            k16 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp16"] + common)
-            kcpu = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu"] + common)
-            info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan"]
-                                                      + flags))
+    for name, model, runs, feeds, flags in each_model(a, isnet_runs=10):
+        common = ["--threads", str(a.threads)]
+        k32 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp32"] + common)
+        k16 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp16"] + common)
+        kcpu = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu"] + common)
+        info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan"] + flags))
         o, _ = ort_median_ms(model, feeds, a.threads, runs)
         p = info["placement"]
         rows.append((name, k32["median_ms"], k16["median_ms"], kcpu["median_ms"], o, p))

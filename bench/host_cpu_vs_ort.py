@@ -5,33 +5,19 @@ comparison as bench/cpu_vs_ort.js, on the same inputs and thread count, in one r
 
   python3 bench/host_cpu_vs_ort.py --kestrel build/kestrel --models models [--threads N] [--runs N]
 """
-import argparse
 import os
 import platform
-import tempfile
 
 import onnxruntime as ort
 
-from bench_models import MODELS, kestrel_bench, ort_median_ms, prepare_inputs
+from bench_models import each_model, kestrel_bench, ort_median_ms, parse_args
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--kestrel", required=True)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--runs", type=int, default=20)
-    a = ap.parse_args()
+    a = parse_args()
     rows = []
-    for name, file, dims in MODELS:
-        model = os.path.join(a.models, file)
-        if not os.path.exists(model):
-            print(f"{name}: {model} missing, skipped")
-            continue
-        runs = min(a.runs, 5) if "isnet" in file else a.runs
-        with tempfile.TemporaryDirectory() as d:
-            feeds, flags = prepare_inputs(a.kestrel, model, dims, d)
-            k = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu", "--threads", str(a.threads)])
+    for name, model, runs, feeds, flags in each_model(a, isnet_runs=5):
+        k = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu", "--threads", str(a.threads)])
         o, _ = ort_median_ms(model, feeds, a.threads, runs)
         rows.append((name, runs, k["median_ms"], o))
         print(f"{name}: kestrel {k['median_ms']:.2f} ms, onnxruntime {o:.2f} ms", flush=True)
