@@ -17,6 +17,10 @@ void cast(OpContext& ctx) {
   DType to = DType(a->i);
   const GpuTensor& x = ctx.input(0);
   if (!is_float(to) && !is_int_storage(to)) ctx.unsupported("casting to ", dtype_name(to), " is left to the CPU");
+  if (x.is_byte()) ctx.unsupported("casting from packed ", dtype_name(x.dtype), " is left to the CPU");
+  // Integers (e.g. ConvInteger's int32 sums) routinely pass float16's 65504.
+  if (ctx.half() && !x.is_float() && x.dtype != DType::Bool && is_float(to))
+    ctx.unsupported("integer to float in float16 storage could overflow; left to the CPU");
   int mode = -1;  // -1: an alias
   if (x.is_float() && is_float(to)) mode = (!ctx.half() && to == DType::Float16 && x.dtype == DType::Float32) ? 0 : -1;
   else if (x.is_float()) mode = to == DType::Bool ? 3 : 1;
