@@ -246,3 +246,43 @@ TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
     }
   }
 }
+
+// Bad input on the GPU path is an error naming the node, as on the CPU: an
+// out-of-range Gather index is not clamped into a silently wrong answer.
+TEST(VulkanBackend, OutOfRangeGatherIndexIsAnErrorNamingTheNode) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("gather");
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(5);
+  tt->mutable_shape()->add_dim()->set_dim_value(4000);
+  auto* idx = g->add_initializer();
+  idx->set_name("idx");
+  idx->set_data_type(onnx::TensorProto::INT64);
+  idx->add_dims(2);
+  idx->add_int64_data(1);
+  idx->add_int64_data(7);  // axis 0 has 5 rows
+  auto* n = g->add_node();
+  n->set_op_type("Gather");
+  n->set_name("pick_rows");
+  n->add_input("x");
+  n->add_input("idx");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  std::string bytes;
+  m.SerializeToString(&bytes);
+  auto s = vulkan_session(bytes);
+  try {
+    s->run({{"x", Tensor(DType::Float32, {5, 4000})}});
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("pick_rows"));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("index 7 is out of range"));
+  }
+}
