@@ -80,7 +80,8 @@ void gather_nearest(const KernelContext& ctx, const Tensor& x, Tensor& y, const 
 // every output row blends two of those rows (a loop the compiler vectorizes).
 // When upsampling, each input row feeds several output rows, so this does a
 // fraction of the gathers of interpolating per output element.
-void bilinear_nchw(const KernelContext& ctx, const Tensor& x, Tensor& y, const ResizeAxisMap& mh, const ResizeAxisMap& mw) {
+void bilinear_nchw(const KernelContext& ctx, const Tensor& x, Tensor& y, const ResizeAxisMap& mh,
+                   const ResizeAxisMap& mw) {
   int64_t planes = x.dim(0) * x.dim(1), ih = x.dim(2), iw = x.dim(3), oh = y.dim(2), ow = y.dim(3);
   const float* src = x.data<float>();
   float* dst = y.data<float>();
