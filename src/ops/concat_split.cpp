@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "ops/movement.h"
+#include "ops/split_util.h"
 
 namespace kestrel::ops {
 namespace {
@@ -44,39 +45,14 @@ void run_concat(KernelContext& ctx) {
   });
 }
 
-// Sizes of each output along the axis, from the split input/attribute,
-// num_outputs (opset 18) or an equal division.
-std::vector<int64_t> split_sizes(const KernelContext& ctx, int64_t dim) {
-  std::vector<int64_t> sizes;
-  int n = ctx.num_outputs();
-  if (ints_from_input_or_attr(ctx, 1, 13, "split", sizes)) {
-    int64_t total = 0;
-    for (int64_t s : sizes) {
-      if (s < 0) ctx.fail("split ", shape_str(sizes), " has a negative size");
-      total += s;
-    }
-    if (int(sizes.size()) != n) ctx.fail("split ", shape_str(sizes), " has ", sizes.size(), " sizes for ", n, " outputs");
-    if (total != dim) ctx.fail("split ", shape_str(sizes), " sums to ", total, " but the axis has size ", dim);
-    return sizes;
-  }
-  if (ctx.node.opset >= 18 && ctx.node.has("num_outputs")) {
-    int64_t k = ctx.node.attr_i("num_outputs", 0);
-    if (k != n) ctx.fail("num_outputs is ", k, " but the node has ", n, " outputs");
-  }
-  if (n <= 0) ctx.fail("has no outputs");
-  // Opset 18 allows a smaller last chunk; earlier opsets need an even split.
-  int64_t chunk = (dim + n - 1) / n;
-  if (ctx.node.opset < 18 && dim % n) ctx.fail("axis size ", dim, " cannot be split evenly into ", n, " outputs");
-  for (int i = 0; i < n; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - chunk * i)));
-  return sizes;
-}
-
 void run_split(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   int r = x.rank();
   int axis = normalize_axis(ctx, ctx.node.attr_i("axis", 0), r);
   int64_t dim = x.shape()[size_t(axis)];
-  std::vector<int64_t> sizes = split_sizes(ctx, dim);
+  std::vector<int64_t> given;
+  std::vector<int64_t> sizes =
+      split_sizes(ctx, dim, ints_from_input_or_attr(ctx, 1, 13, "split", given) ? std::optional(given) : std::nullopt);
   int64_t outer = 1, inner = 1;
   for (int k = 0; k < axis; ++k) outer *= x.shape()[size_t(k)];
   for (int k = axis + 1; k < r; ++k) inner *= x.shape()[size_t(k)];

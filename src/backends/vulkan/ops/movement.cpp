@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <climits>
 
+#include "backends/vulkan/ops/geom_context.h"
 #include "backends/vulkan/ops/movement.h"
+#include "ops/slice_util.h"
+#include "ops/split_util.h"
 
 namespace kestrel::vulkan {
 
@@ -188,34 +191,14 @@ void concat(OpContext& ctx) {
   }
 }
 
-// Sizes along the axis: from the split input/attribute, num_outputs (opset
-// 18, a smaller last chunk allowed) or an equal division.
-std::vector<int64_t> split_sizes(const OpContext& ctx, int64_t dim) {
-  std::vector<int64_t> sizes;
-  int n = ctx.num_outputs();
-  if (ints_from_input_or_attr(ctx, 1, 13, "split", sizes)) {
-    int64_t total = 0;
-    for (int64_t s : sizes) {
-      if (s < 0) ctx.fail("split ", shape_str(sizes), " has a negative size");
-      total += s;
-    }
-    if (int(sizes.size()) != n) ctx.fail("split ", shape_str(sizes), " has ", sizes.size(), " sizes for ", n, " outputs");
-    if (total != dim) ctx.fail("split ", shape_str(sizes), " sums to ", total, " but the axis has size ", dim);
-    return sizes;
-  }
-  if (ctx.node.opset >= 18 && ctx.node.has("num_outputs") && ctx.node.attr_i("num_outputs", 0) != n)
-    ctx.fail("num_outputs is ", ctx.node.attr_i("num_outputs", 0), " but the node has ", n, " outputs");
-  if (n <= 0) ctx.fail("has no outputs");
-  int64_t chunk = (dim + n - 1) / n;
-  if (ctx.node.opset < 18 && dim % n) ctx.fail("axis size ", dim, " cannot be split evenly into ", n, " outputs");
-  for (int i = 0; i < n; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - chunk * i)));
-  return sizes;
-}
-
 void split(OpContext& ctx) {
   const GpuTensor& x = ctx.input(0);
   int axis = norm_axis(ctx, ctx.node.attr_i("axis", 0), int(x.shape.size()));
-  std::vector<int64_t> sizes = split_sizes(ctx, x.shape[size_t(axis)]);
+  std::vector<int64_t> given;
+  bool has_split = ints_from_input_or_attr(ctx, 1, 13, "split", given);
+  GeomContext g(ctx.node);
+  std::vector<int64_t> sizes =
+      ops::split_sizes(g, x.shape[size_t(axis)], has_split ? std::optional(given) : std::nullopt);
   std::vector<int64_t> in_st = row_strides(x.shape);
   int64_t start = 0;
   for (int i = 0; i < ctx.num_outputs(); ++i) {
@@ -229,56 +212,14 @@ void split(OpContext& ctx) {
 
 void slice(OpContext& ctx) {
   const GpuTensor& x = ctx.input(0);
-  int r = int(x.shape.size());
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (ctx.node.opset < 10) {
-    starts = ctx.node.attr_ints("starts");
-    ends = ctx.node.attr_ints("ends");
-    axes = ctx.node.attr_ints("axes");
-  } else {
-    starts = host_ints(ctx, 1);
-    ends = host_ints(ctx, 2);
-    if (ctx.has_input(3)) axes = host_ints(ctx, 3);
-    if (ctx.has_input(4)) steps = host_ints(ctx, 4);
-  }
-  if (axes.empty())
-    for (size_t k = 0; k < starts.size(); ++k) axes.push_back(int64_t(k));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    ctx.fail("starts, ends, axes and steps must have the same length");
-  const Shape& in = x.shape;
-  std::vector<int64_t> in_st = row_strides(in), st = in_st;
-  Shape out = in;
-  std::vector<bool> seen(size_t(r), false);
-  int64_t base = 0;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int a = norm_axis(ctx, axes[i], r);
-    if (seen[size_t(a)]) ctx.fail("axes ", shape_str(axes), " repeat axis ", a);
-    seen[size_t(a)] = true;
-    int64_t d = in[size_t(a)], step = std::max(steps[i], -INT64_MAX);
-    if (step == 0) ctx.fail("steps ", shape_str(steps), " contain 0");
-    // Clamp as ONNX specifies: [0, d] for positive steps, [-1, d-1] for negative ones.
-    int64_t s = starts[i] < 0 ? starts[i] + d : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + d : ends[i];
-    int64_t len;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      len = e > s ? (e - s - 1) / step + 1 : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      len = s > e ? (s - e - 1) / (-step) + 1 : 0;
-    }
-    out[size_t(a)] = len;
-    if (len > 1) {
-      if (step > INT32_MAX || step < -INT32_MAX) ctx.unsupported("step ", step, " is past int32 indexing");
-      st[size_t(a)] = in_st[size_t(a)] * step;
-    }
-    if (len > 0) base += s * in_st[size_t(a)];
-  }
-  GpuTensor& y = ctx.output(0, x.dtype, out);
-  record_copy(ctx, x, y, dense_view(out, st, base));
+  GeomContext g(ctx.node);
+  ops::SliceArgs args = ops::read_slice_args(
+      g, [&](int i) { return ctx.has_input(i); }, [&](int i, const char*) { return host_ints(ctx, i); });
+  ops::SliceView v = ops::slice_view(g, x.shape, std::move(args));
+  if (v.widest_step > INT32_MAX || v.widest_step < -INT32_MAX)
+    ctx.unsupported("step ", v.widest_step, " is past int32 indexing");
+  GpuTensor& y = ctx.output(0, x.dtype, v.out);
+  record_copy(ctx, x, y, dense_view(v.out, v.strides, v.base));
 }
 
 void expand(OpContext& ctx) {

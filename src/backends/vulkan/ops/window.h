@@ -3,24 +3,11 @@
 // ops::window_geom, so both backends agree on output sizes and pads; its
 // context argument is only used for the node and for errors.
 #pragma once
+#include "backends/vulkan/ops/geom_context.h"
 #include "backends/vulkan/ops/util.h"
 #include "ops/conv_util.h"
 
 namespace kestrel::vulkan {
-
-// Just enough of a kernel context for ops::window_geom (node and fail()).
-class GeomContext final : public ops::KernelContext {
- public:
-  explicit GeomContext(const ir::Node& n) : KernelContext(n) {}
-  bool has_input(int) const override { return false; }
-  const Tensor& input(int) const override { fail("window geometry reads no inputs"); }
-  Tensor& output(int, DType, Shape) override { fail("window geometry writes no outputs"); }
-  void set_output(int, Tensor) override { fail("window geometry writes no outputs"); }
-  int threads() const override { return 1; }
-  std::vector<Tensor> run_subgraph(const ir::Graph&, const std::vector<Tensor>&) override {
-    fail("window geometry runs no subgraphs");
-  }
-};
 
 inline ops::WindowGeom window_of(const OpContext& ctx, const Shape& x, const std::vector<int64_t>& kernel,
                                  bool ceil_mode) {
