@@ -279,3 +279,21 @@ TEST(Movement, LoopCarriesValuesAndStacksScans) {
   EXPECT_EQ(out[0].to_f32(), (std::vector<float>{5, 6}));
   EXPECT_EQ(out[1].shape(), Shape({0}));
 }
+
+// A scalar has no axis 0 to slice or squeeze: an error, not a read past the shape.
+TEST(Movement, SliceAndSqueezeOfAScalarAreErrors) {
+  auto m = new_model(13);
+  auto* g = m.mutable_graph();
+  declare(g->add_input(), "x", kFloat);
+  declare(g->add_input(), "st", kInt64);
+  declare(g->add_input(), "en", kInt64);
+  declare(g->add_input(), "ax", kInt64);
+  declare(g->add_output(), "y", kFloat);
+  declare(g->add_output(), "z", kFloat);
+  add_node(g, "Slice", {"x", "st", "en", "ax"}, {"y"});
+  add_node(g, "Squeeze", {"x", "ax"}, {"z"});
+  auto s = load(m);
+  std::string msg = error_of(*s, {{"x", Tensor::scalar_f32(1)}, {"st", Tensor::from_i64({0})},
+                                  {"en", Tensor::from_i64({1})}, {"ax", Tensor::from_i64({0})}});
+  EXPECT_NE(msg.find("out of range for rank 0"), std::string::npos) << msg;
+}

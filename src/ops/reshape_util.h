@@ -65,6 +65,7 @@ inline Shape squeeze_shape(const KernelContext& ctx, const Shape& in, const std:
   if (axes) {
     for (int64_t a : *axes) {
       int k = normalize_axis(ctx, a, r);
+      if (k >= r) ctx.fail("axis ", a, " is out of range for rank ", r);  // a scalar has no axis to squeeze
       if (in[size_t(k)] != 1)
         ctx.fail("cannot squeeze axis ", a, ": its size is ", in[size_t(k)], " in ", shape_str(in));
       drop[size_t(k)] = true;

@@ -54,6 +54,7 @@ inline SliceView slice_view(const KernelContext& ctx, const Shape& in, SliceArgs
   std::vector<bool> seen(size_t(r), false);
   for (size_t i = 0; i < a.axes.size(); ++i) {
     int ax = normalize_axis(ctx, a.axes[i], r);
+    if (ax >= r) ctx.fail("axis ", a.axes[i], " is out of range for rank ", r);  // rank 0: nothing to slice
     if (seen[size_t(ax)]) ctx.fail("axes ", shape_str(a.axes), " repeat axis ", ax);
     seen[size_t(ax)] = true;
     int64_t d = in[size_t(ax)], step = std::max(a.steps[i], -INT64_MAX);  // keeps -step representable
