@@ -146,9 +146,15 @@ std::vector<RealModel> make_table() {
   // 86 pixels, all below 2.1e-4) are zero on one side only. atol 1e-3 admits
   // such flips, far below the 0.1 detection threshold; a real error would
   // also move the offsets, held to 1e-4 of their +-130 pixel range.
+  // float16 storage is NOT faithful for M-LSD: its offsets head regresses
+  // line endpoints of +-130 pixels through ~40 ReLU6 convolutions, and float16
+  // rounding compounds to offsets off by up to ~25 pixels at a few pixels
+  // (measured on lavapipe: tiny cosine 0.99905, 24 of 91; large 0.99952, 12
+  // of 81). Precision auto detects this and keeps float32 for these models.
+  // The float16 bound below only guards against gross breakage.
   for (const char* size : {"tiny", "large"}) {
     std::string name = std::string("mlsd_") + size + "_320";
-    t.push_back({name, name + ".onnx",
+    RealModel mlsd{name, name + ".onnx",
                  "horses.jpg resized to 320x320, RGB as 0..255 plus a plane of ones, NHWC [1,320,320,4]",
                  [](const std::string& d) {
                    Normalize raw;
@@ -156,7 +162,10 @@ std::vector<RealModel> make_table() {
                    return std::map<std::string, Tensor>{
                        {"input_image_with_alpha:0", photo_input(d, "horses.jpg", 320, 320, Layout::NHWC, raw, true)}};
                  },
-                 0.99999, 1e-4, 1e-3});
+                 0.99999, 1e-4, 1e-3};
+    mlsd.fp16_min_cosine = 0.998;
+    mlsd.fp16_rel = 0.5;
+    t.push_back(mlsd);
   }
   t.push_back({"silero_vad", "silero_vad.onnx",
                "1 s of synthetic voiced speech at 16 kHz; window 11 (512 samples) with 64 samples of context "
