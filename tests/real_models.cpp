@@ -119,13 +119,25 @@ std::vector<RealModel> make_table() {
   // agreement is not defined by ONNX here, so the bound is one step of the
   // output range (measured: 1.5e-3, cosine 1.0) with a cosine that still
   // catches any systematic error.
-  t.push_back({"isnet_small", "isnet_small.onnx",
-               "dog.jpg resized to 1024x1024, RGB, (x - 128) / 256, NCHW [1,3,1024,1024]",
-               [](const std::string& d) {
-                 return std::map<std::string, Tensor>{
-                     {"input", photo_input(d, "dog.jpg", 1024, 1024, Layout::NCHW, imgly_isnet())}};
-               },
-               0.99999, 4e-3, 1e-5});
+  // On the Vulkan backend the same model drifts further from ONNX Runtime:
+  // the GPU's float ops round differently from the CPU's upstream of each of
+  // the 119 DynamicQuantizeLinear nodes, each such difference can move an
+  // activation across a quantization boundary, and the flips compound (the
+  // CPU backend happens to round like ONNX Runtime far more often). Measured
+  // on lavapipe: feature-map cosine >= 0.99929, mask max abs 0.108 of 1
+  // (cosine 0.99998). The bound admits that and still catches a real error
+  // (a wrong zero point or scale drops the cosine below 0.9). float16
+  // storage is not used for this model (see graph_runner.cpp).
+  RealModel small{"isnet_small", "isnet_small.onnx",
+                  "dog.jpg resized to 1024x1024, RGB, (x - 128) / 256, NCHW [1,3,1024,1024]",
+                  [](const std::string& d) {
+                    return std::map<std::string, Tensor>{
+                        {"input", photo_input(d, "dog.jpg", 1024, 1024, Layout::NCHW, imgly_isnet())}};
+                  },
+                  0.99999, 4e-3, 1e-5};
+  small.gpu_min_cosine = 0.999;
+  small.gpu_rel = 0.15;
+  t.push_back(small);
   t.push_back({"blazeface_front_128", "blazeface_front_128.onnx",
                "person.jpg resized to 128x128, RGB, x/127.5 - 1, NHWC [1,128,128,3]",
                [](const std::string& d) {

@@ -28,6 +28,8 @@ struct RealModel {
   double fp16_min_cosine = 0.9995;
   double fp16_rel = 3e-2;
   double fp16_atol = -1;  // < 0: atol
+  // When >= 0, the bounds for the Vulkan backend in either precision.
+  double gpu_min_cosine = -1, gpu_rel = -1;
 };
 
 const std::vector<RealModel>& all();

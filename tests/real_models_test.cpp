@@ -75,6 +75,7 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
     double max_ref = 0;
     for (float v : ref.outputs[i].to_f32()) max_ref = std::max(max_ref, double(std::abs(v)));
     double rel = half ? m.fp16_rel : m.rel, min_cosine = half ? m.fp16_min_cosine : m.min_cosine;
+    if (std::string(config.backend) == "vulkan" && m.gpu_rel >= 0) rel = m.gpu_rel, min_cosine = m.gpu_min_cosine;
     double atol = half && m.fp16_atol >= 0 ? m.fp16_atol : m.atol;
     double bound = rel * max_ref + atol;
     std::printf("  output %zu '%s' %s: cosine %.9f max_abs %.3g (bound %.3g) max_rel %.3g\n", i, name.c_str(),

@@ -304,8 +304,24 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
       fail(n.where(), ": Vulkan kernel produced no value for output ", k);
 }
 
+namespace {
+// Integer-quantized graphs (ConvInteger/MatMulInteger sums scaled back to
+// float) hold float values far past float16's 65504 between the integer op
+// and its rescale, so they keep float32 storage.
+bool integer_quantized(const ir::Graph& g) {
+  for (const ir::Node& n : g.nodes)
+    if (n.op_type == "ConvInteger" || n.op_type == "MatMulInteger") return true;
+  return false;
+}
+}  // namespace
+
 VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, bool keep_small)
-    : ctx_(std::move(ctx)), g_(g), half_(half), keep_small_host_work_(keep_small), plan_(backends::cpu::Plan::build(g)) {
+    : ctx_(std::move(ctx)),
+      g_(g),
+      half_(half && !integer_quantized(g)),
+      half_refused_(half && integer_quantized(g)),
+      keep_small_host_work_(keep_small),
+      plan_(backends::cpu::Plan::build(g)) {
   gpu_def_.resize(g.nodes.size());
   cpu_reason_.resize(g.nodes.size());
   resident_.resize(g.values.size());
@@ -314,7 +330,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
   std::vector<std::shared_ptr<DeviceMemory>> staging;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    cpu_reason_[i] = static_verdict(n, g, half);
+    cpu_reason_[i] = static_verdict(n, g, half_);
     if (!cpu_reason_[i].empty()) continue;
     gpu_def_[i] = find_vk_op(n.domain, n.op_type, n.opset);
     // Weights go to the device once, now, in the storage precision.
@@ -325,19 +341,19 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       auto it = g.initializers.find(v);
       if (it == g.initializers.end() || !storable(it->second).empty()) continue;
       const Tensor& t = it->second;
-      size_t bytes = storage_bytes(t, half);
+      size_t bytes = storage_bytes(t, half_);
       if (bytes > ctx_->info().max_storage_buffer_range) continue;
       auto gt = std::make_shared<GpuTensor>();
       gt->dtype = t.dtype();
       gt->shape = t.shape();
-      gt->half = half && gt->is_float();
+      gt->half = half_ && gt->is_float();
       gt->memory = device_memory(*weights_, bytes);
       if (uint8_t* p = gt->memory->a.mapped()) {
-        write_storage(t, half, p);
+        write_storage(t, half_, p);
         weights_->host_wrote(gt->memory->a);
       } else {
         auto stg = device_memory(upload.host, bytes);
-        write_storage(t, half, stg->a.mapped());
+        write_storage(t, half_, stg->a.mapped());
         upload.host.host_wrote(stg->a);
         upload.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, gt->range(true));
         staging.push_back(std::move(stg));
@@ -407,7 +423,8 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
   const int trace_lv = trace_level();
   const bool trace = trace_lv > 0;
   const bool timed = trace || opts.on_node;
-  st.report.device = ctx_->info().name + " (vulkan, " + (half_ ? "fp16" : "fp32") + " storage)";
+  st.report.device = ctx_->info().name + " (vulkan, " + (half_ ? "fp16" : "fp32") + " storage" +
+                     (half_refused_ ? ": float16 is not used for integer-quantized graphs" : "") + ")";
 
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const ir::Node& n = g_.nodes[i];

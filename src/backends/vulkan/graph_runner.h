@@ -36,6 +36,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   std::shared_ptr<Context> ctx_;
   const ir::Graph& g_;
   bool half_ = false;
+  bool half_refused_ = false;  // float16 was asked for but the graph keeps float32
   bool keep_small_host_work_ = true;
   backends::cpu::Plan plan_;
   std::vector<const VkOpDef*> gpu_def_;
