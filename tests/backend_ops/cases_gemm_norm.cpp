@@ -49,6 +49,18 @@ std::vector<OpCase> gemm_cases() {
   // 1.1e9 multiply-adds: past one dispatch's budget, so row tiles go in bands (the deliberately large case).
   v.push_back({.label = "Gemm split over dispatches 1100x1000x1000", .op = "Gemm",
                .inputs = {rnd("a", {1100, 1000}), weight("b", {1000, 1000}), weight("c", {1000})}});
+  // Fused activations, as the fusion pass records them on the node.
+  v.push_back({.label = "Gemm + bias + fused x*Sigmoid(x)", .op = "Gemm",
+               .inputs = {rnd("a", {37, 29}), weight("b", {29, 41}), weight("c", {41})},
+               .attrs = [](onnx::NodeProto& n) { attr_s(n, "kestrel.activation", "Silu"); }});
+  v.push_back({.label = "MatMul batched + fused GELU", .op = "MatMul",
+               .inputs = {rnd("a", {2, 19, 23}), weight("b", {23, 31})},
+               .attrs = [](onnx::NodeProto& n) { attr_s(n, "kestrel.activation", "Gelu"); }});
+  v.push_back({.label = "MatMul + fused Clip(0, 0.5)", .op = "MatMul", .inputs = {rnd("a", {17, 33}), rnd("b", {33, 9})},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_s(n, "kestrel.activation", "Clip");
+                 attr_floats(n, "kestrel.activation_params", {0.f, 0.5f});
+               }});
   return v;
 }
 
