@@ -89,22 +89,27 @@ struct RunState {
     if (!t.defined()) throw Unsupported{"input '" + name(v) + "' has no value"};
     std::string why = storable(t);
     if (!why.empty()) throw Unsupported{"input '" + name(v) + "': " + why};
-    auto g = std::make_shared<GpuTensor>();
-    g->dtype = t.dtype();
-    g->shape = t.shape();
-    g->half = c.half_ && g->is_float();
-    size_t bytes = storage_bytes(t, c.half_);
-    if (bytes > c.ctx_->info().max_storage_buffer_range)
+    if (storage_bytes(t, c.half_) > c.ctx_->info().max_storage_buffer_range)
       throw Unsupported{"tensor '" + name(v) + "' is past the device's maxStorageBufferRange"};
-    g->memory = device_memory(res.device, bytes);
-    // Through staging, in stream order: the device range may have been freed
-    // by this run with recorded work still reading it.
+    return *(gpu[size_t(v)] = std::make_shared<GpuTensor>(upload(t)));
+  }
+
+  // A device copy of host tensor t in the run's storage. It goes through
+  // staging, in stream order: the device range may have been freed by this
+  // run with recorded work still reading it.
+  GpuTensor upload(const Tensor& t) {
+    GpuTensor g;
+    g.dtype = t.dtype();
+    g.shape = t.shape();
+    g.half = c.half_ && g.is_float();
+    size_t bytes = std::max<size_t>(g.bytes(), 4);
+    g.memory = device_memory(res.device, bytes);
     auto stg = device_memory(res.host, bytes);
-    write_storage(t, c.half_, stg->a.mapped());
+    write_storage(t, g.half, stg->a.mapped());
     res.host.host_wrote(stg->a);
-    res.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, g->range(true));
+    res.rec.copy({stg->a.buffer(), stg->a.offset, bytes, false}, g.range(true));
     staging.push_back(std::move(stg));
-    return *(gpu[size_t(v)] = std::move(g));
+    return g;
   }
 
   // Makes every listed value available on the host, with one submit.
@@ -211,24 +216,10 @@ class VkOpContext : public OpContext {
   GpuTensor upload_i32(const std::vector<int32_t>& values) override {
     Tensor t(DType::Int32, {int64_t(values.size())});
     std::memcpy(t.raw(), values.data(), values.size() * 4);
-    return upload(t);
+    return st_.upload(t);
   }
   GpuTensor upload_f32(const std::vector<float>& values) override {
-    return upload(Tensor::from_f32({int64_t(values.size())}, values));
-  }
-  GpuTensor upload(const Tensor& t) {
-    GpuTensor g;
-    g.dtype = t.dtype();
-    g.shape = t.shape();
-    g.half = st_.c.half() && g.is_float();
-    size_t bytes = std::max<size_t>(g.bytes(), 4);
-    g.memory = device_memory(st_.res.device, bytes);
-    auto stg = device_memory(st_.res.host, bytes);
-    write_storage(t, g.half, stg->a.mapped());
-    st_.res.host.host_wrote(stg->a);
-    st_.res.rec.copy({stg->a.buffer(), stg->a.offset, bytes, false}, g.range(true));
-    st_.staging.push_back(std::move(stg));
-    return g;
+    return st_.upload(Tensor::from_f32({int64_t(values.size())}, values));
   }
   GpuTensor temp_words(size_t words) override {
     GpuTensor g;
@@ -316,12 +307,9 @@ bool integer_quantized(const ir::Graph& g) {
 }  // namespace
 
 VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, bool keep_small)
-    : ctx_(std::move(ctx)),
-      g_(g),
-      half_(half && !integer_quantized(g)),
-      half_refused_(half && integer_quantized(g)),
-      keep_small_host_work_(keep_small),
-      plan_(backends::cpu::Plan::build(g)) {
+    : ctx_(std::move(ctx)), g_(g), keep_small_host_work_(keep_small), plan_(backends::cpu::Plan::build(g)) {
+  half_refused_ = half && integer_quantized(g);
+  half_ = half && !half_refused_;
   gpu_def_.resize(g.nodes.size());
   cpu_reason_.resize(g.nodes.size());
   resident_.resize(g.values.size());

@@ -71,12 +71,16 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
 }
 
 bool gpu_vulkan_device_present() {
-  try {
-    for (const vulkan::DeviceInfo& d : vulkan::enumerate_devices())
-      if (d.type != "cpu") return true;
-  } catch (const Error&) {
-  }
-  return false;
+  // Asked at every session load with backend "auto"; the devices do not change while the process runs.
+  static const bool present = [] {
+    try {
+      for (const vulkan::DeviceInfo& d : vulkan::enumerate_devices())
+        if (d.type != "cpu") return true;
+    } catch (const Error&) {
+    }
+    return false;
+  }();
+  return present;
 }
 
 }  // namespace kestrel::backends

@@ -5,19 +5,11 @@
 namespace kestrel::vulkan {
 namespace {
 
-struct BroadcastPush {
-  uint32_t base, n;
-  Dims6 dims, sa, sb;
-};
-
 void record(OpContext& ctx, const char* shader, int op, const GpuTensor& a, const GpuTensor& b) {
   Shape out = broadcast_pair(ctx, a.shape, b.shape);
   require_rank(ctx, out);
   GpuTensor& c = ctx.output(0, DType::Bool, out);
-  BroadcastPush p{};
-  p.dims = dims6(out);
-  p.sa = broadcast_strides6(a.shape, out);
-  p.sb = broadcast_strides6(b.shape, out);
+  BroadcastPush p = broadcast_push(a.shape, b.shape, out);
   ctx.dispatch_elements(shader, {op}, {In(a), In(b), Out(c)}, &p, sizeof p, uint64_t(c.numel()));
 }
 

@@ -26,28 +26,26 @@ void record_conv(OpContext& ctx) {
   const GpuTensor& X = ctx.input(0);
   const GpuTensor& Wt = ctx.input(1);
   const ConvSetup s = conv_setup(ctx, X.shape, Wt.shape);
-  const int64_t N = s.N, C = s.C, M = s.M, group = s.group, Cg = s.Cg, Mg = s.Mg;
-  const ops::WindowGeom& g = s.g;
   const bool has_bias = ctx.has_input(2);
-  if (has_bias && ctx.input(2).numel() != M)
-    ctx.fail("bias ", shape_str(ctx.input(2).shape), " must hold one value per output channel (", M, ")");
+  if (has_bias && ctx.input(2).numel() != s.M)
+    ctx.fail("bias ", shape_str(ctx.input(2).shape), " must hold one value per output channel (", s.M, ")");
   require_int32_sizes(ctx, {X.numel(), Wt.numel(), shape_numel(s.out)});
   GpuTensor& Y = ctx.output(0, X.dtype, s.out);
   if (Y.numel() == 0) return;
 
   const ActParams act = fused_activation(ctx.node);
-  const Window2DPush win = window_push(g);
-  const int32_t kh = s.kh, kw = s.kw;
+  const Window2DPush win = window_push(s.g);
   const GpuTensor& bias = has_bias ? ctx.input(2) : Wt;  // bound but unread without a bias
 
-  if (Cg == 1 && group > 1) {
-    DepthwisePush p{0, 0, win, int32_t(C), int32_t(M), int32_t(Mg), act.a, act.b};
-    ctx.dispatch_elements("conv_depthwise", {kh, kw, int32_t(act.act), has_bias},
+  if (s.Cg == 1 && s.group > 1) {
+    DepthwisePush p{0, 0, win, int32_t(s.C), int32_t(s.M), int32_t(s.Mg), act.a, act.b};
+    ctx.dispatch_elements("conv_depthwise", {s.kh, s.kw, int32_t(act.act), has_bias},
                           {In(X), In(Wt), In(bias), Out(Y)}, &p, sizeof p, uint64_t(Y.numel()));
     return;
   }
 
-  GemmPush p{win, int32_t(C), int32_t(Cg), int32_t(Mg), int32_t(Cg * g.kernel_size()), int32_t(group), 0, act.a, act.b};
+  GemmPush p{win, int32_t(s.C), int32_t(s.Cg), int32_t(s.Mg), int32_t(s.Cg * s.g.kernel_size()),
+             int32_t(s.group), 0, act.a, act.b};
   record_conv_tiles(ctx, s, "conv_gemm", {int32_t(act.act), has_bias}, {In(X), In(Wt), In(bias), Out(Y)}, &p,
                     sizeof p, &p.tile0);
 }

@@ -61,18 +61,10 @@ void clip(OpContext& ctx) {
 
 void identity(OpContext& ctx) { ctx.set_output(0, ctx.input(0)); }
 
-struct BinaryPush {
-  uint32_t base, n;
-  Dims6 dims, sa, sb;
-};
-
-// c = a OP b with broadcasting. `b_index` picks the second operand.
+// c = a OP b with broadcasting.
 void record_binary_of(OpContext& ctx, int op, const GpuTensor& a, const GpuTensor& b, GpuTensor& out) {
-  BinaryPush p{};
+  BroadcastPush p = broadcast_push(a.shape, b.shape, out.shape);
   bool same = a.shape == out.shape && b.shape == out.shape;
-  p.dims = dims6(out.shape);
-  p.sa = broadcast_strides6(a.shape, out.shape);
-  p.sb = broadcast_strides6(b.shape, out.shape);
   ctx.dispatch_elements("binary", {op, same ? 0 : 1}, {In(a), In(b), Out(out)}, &p, sizeof p, uint64_t(out.numel()));
 }
 

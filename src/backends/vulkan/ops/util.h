@@ -37,6 +37,16 @@ inline Shape broadcast_pair(const OpContext& ctx, const Shape& a, const Shape& b
   return out;
 }
 
+// Push constants of the broadcasting two-input shaders (binary, compare,
+// logic; KESTREL_BROADCAST_PUSH in shaders/common.glsl).
+struct BroadcastPush {
+  uint32_t base, n;  // filled by dispatch_elements
+  Dims6 dims, sa, sb;
+};
+inline BroadcastPush broadcast_push(const Shape& a, const Shape& b, const Shape& out) {
+  return {0, 0, dims6(out), broadcast_strides6(a, out), broadcast_strides6(b, out)};
+}
+
 inline int norm_axis(const OpContext& ctx, int64_t axis, int rank) {
   if (axis < -rank || axis >= rank) ctx.fail("axis ", axis, " is out of range for rank ", rank);
   return int(axis < 0 ? axis + rank : axis);

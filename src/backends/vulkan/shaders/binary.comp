@@ -9,12 +9,7 @@ layout(constant_id = 1) const int BCAST = 1;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { T c[]; };
-layout(push_constant) uniform Push {
-  KESTREL_ELEMENTWISE_PUSH
-  int dims[6];
-  int sa[6];
-  int sb[6];
-} pc;
+layout(push_constant) uniform Push { KESTREL_BROADCAST_PUSH } pc;
 
 float op(float x, float y) {
   switch (OP) {
@@ -42,16 +37,6 @@ void main() {
   uint i = pc.base + kestrel_index();
   if (i >= pc.n) return;
   uint ia = i, ib = i;
-  if (BCAST != 0) {
-    uint rest = i;
-    ia = 0;
-    ib = 0;
-    for (int d = 5; d >= 0; --d) {
-      uint k = rest % uint(pc.dims[d]);
-      rest /= uint(pc.dims[d]);
-      ia += k * uint(pc.sa[d]);
-      ib += k * uint(pc.sb[d]);
-    }
-  }
+  if (BCAST != 0) KESTREL_BROADCAST_INDEX(i, ia, ib)
   c[i] = ST(op(LD(a[ia]), LD(b[ib])));
 }

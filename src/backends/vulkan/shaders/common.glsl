@@ -19,3 +19,21 @@
 uint kestrel_index() {
   return gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x;
 }
+
+// Two-input shaders with NumPy broadcasting over up to 6 dims (binary,
+// compare, logic) share this push block (BroadcastPush on the host): the
+// output's dims and each input's strides, 0 along broadcast dims.
+#define KESTREL_BROADCAST_PUSH KESTREL_ELEMENTWISE_PUSH int dims[6]; int sa[6]; int sb[6];
+// Sets ia and ib to the elements of a and b that output element i reads.
+#define KESTREL_BROADCAST_INDEX(i, ia, ib)        \
+  {                                               \
+    uint rest_ = (i);                             \
+    ia = 0;                                       \
+    ib = 0;                                       \
+    for (int d_ = 5; d_ >= 0; --d_) {             \
+      uint k_ = rest_ % uint(pc.dims[d_]);        \
+      rest_ /= uint(pc.dims[d_]);                 \
+      ia += k_ * uint(pc.sa[d_]);                 \
+      ib += k_ * uint(pc.sb[d_]);                 \
+    }                                             \
+  }

@@ -9,23 +9,13 @@ layout(constant_id = 0) const int OP = 0;
 layout(std430, binding = 0) readonly buffer A { T a[]; };
 layout(std430, binding = 1) readonly buffer B { T b[]; };
 layout(std430, binding = 2) writeonly buffer C { int c[]; };
-layout(push_constant) uniform Push {
-  KESTREL_ELEMENTWISE_PUSH
-  int dims[6];
-  int sa[6];
-  int sb[6];
-} pc;
+layout(push_constant) uniform Push { KESTREL_BROADCAST_PUSH } pc;
 
 void main() {
   uint i = pc.base + kestrel_index();
   if (i >= pc.n) return;
-  uint rest = i, ia = 0, ib = 0;
-  for (int d = 5; d >= 0; --d) {
-    uint k = rest % uint(pc.dims[d]);
-    rest /= uint(pc.dims[d]);
-    ia += k * uint(pc.sa[d]);
-    ib += k * uint(pc.sb[d]);
-  }
+  uint ia, ib;
+  KESTREL_BROADCAST_INDEX(i, ia, ib)
   float x = LD(a[ia]), y = LD(b[ib]);
   bool r = OP == 0 ? x == y : OP == 1 ? x < y : OP == 2 ? x > y : OP == 3 ? x <= y : x >= y;
   c[i] = r ? 1 : 0;
