@@ -234,3 +234,65 @@ TEST(BatchNormFolding, LeavesConvWhoseOutputHasAnotherReader) {
   EXPECT_EQ(passes::fold_batchnorm(g), 0);
   EXPECT_EQ(g.nodes.size(), 3u);
 }
+
+namespace {
+// An If whose branches compute on a constant of the enclosing graph ("k")
+// and, in the else branch, on a graph input ("x") too.
+ir::Graph if_over_outer_constant() {
+  ir::Graph g;
+  int cond = g.add_value("cond"), x = g.add_value("x");
+  g.inputs = {cond, x};
+  ir::Node k = make_node(g, "Constant", {}, {"k"});
+  ir::Attribute kv;
+  kv.kind = ir::Attribute::Kind::Tensor;
+  kv.t = Tensor::from_f32({3}, {1.f, -2.f, 3.f});
+  k.attrs["value"] = kv;
+  g.nodes.push_back(k);
+  auto branch = [](const std::string& name, bool reads_x) {
+    auto b = std::make_shared<ir::Graph>();
+    b->name = name;
+    b->outer_refs.push_back(b->add_value("k"));
+    if (reads_x) b->outer_refs.push_back(b->add_value("x"));
+    b->nodes.push_back(make_node(*b, "Mul", {"k", "k"}, {name + "_kk"}));
+    b->nodes.push_back(make_node(*b, reads_x ? "Add" : "Neg", reads_x ? std::vector<std::string>{name + "_kk", "x"}
+                                                                      : std::vector<std::string>{name + "_kk"},
+                                 {name + "_out"}));
+    b->outputs = {b->find(name + "_out")};
+    return b;
+  };
+  ir::Node n = make_node(g, "If", {"cond"}, {"y"});
+  ir::Attribute then_a, else_a;
+  then_a.kind = else_a.kind = ir::Attribute::Kind::Graph;
+  then_a.g = branch("then", false);
+  else_a.g = branch("else", true);
+  n.attrs["then_branch"] = then_a;
+  n.attrs["else_branch"] = else_a;
+  g.nodes.push_back(n);
+  g.outputs = {g.find("y")};
+  return g;
+}
+}  // namespace
+
+TEST(ConstantFolding, FoldsWorkOnEnclosingConstantsInsideSubgraphs) {
+  ir::Graph g = if_over_outer_constant();
+  passes::run_default_passes(g);
+  ASSERT_EQ(g.nodes.size(), 1u);  // the Constant folded; the If stays (its condition is an input)
+  const ir::Graph& then_b = *g.nodes[0].attr("then_branch")->g;
+  const ir::Graph& else_b = *g.nodes[0].attr("else_branch")->g;
+  EXPECT_TRUE(then_b.nodes.empty());  // -(k*k) is a constant now
+  EXPECT_TRUE(then_b.outer_refs.empty());
+  ASSERT_EQ(else_b.nodes.size(), 1u);  // k*k folded; the Add reads the input x
+  EXPECT_EQ(else_b.nodes[0].op_type, "Add");
+  ASSERT_EQ(else_b.outer_refs.size(), 1u);
+  EXPECT_EQ(else_b.values[size_t(else_b.outer_refs[0])].name, "x");
+
+  auto compiled = backends::make_cpu_backend()->compile(g);
+  backends::RunOptions opts;
+  opts.threads = 1;
+  Tensor yes(DType::Bool, {}), no(DType::Bool, {});
+  *yes.data<bool>() = true;
+  *no.data<bool>() = false;
+  Tensor x = Tensor::from_f32({3}, {10.f, 20.f, 30.f});
+  EXPECT_EQ(compiled->run({yes, x}, opts)[0].to_f32(), (std::vector<float>{-1.f, -4.f, -9.f}));
+  EXPECT_EQ(compiled->run({no, x}, opts)[0].to_f32(), (std::vector<float>{11.f, 24.f, 39.f}));
+}

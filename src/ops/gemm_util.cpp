@@ -80,38 +80,38 @@ void im2col_2d(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, in
   const Window2D v(g);
   const int64_t H = v.H, W = v.W, KH = v.KH, KW = v.KW, OW = v.OW;
   const int64_t SH = v.SH, SW = v.SW, DH = v.DH, DW = v.DW, PH = v.PH, PW = v.PW;
-  int64_t ncols = o1 - o0;
-  for (int64_t c = 0; c < channels; ++c) {
-    const T* xc = x + c * H * W;
-    for (int64_t kh = 0; kh < KH; ++kh)
+  const int64_t ncols = o1 - o0, plane = H * W, kstride = KH * KW * ncols;
+  // Runs of positions within one output row share, for each kernel offset,
+  // the input row and the in-bounds columns [lo, hi): work those out once
+  // per run and offset, then copy every channel (tiny 1-D convolutions with
+  // many channels spend their time here otherwise).
+  for (int64_t o = o0; o < o1;) {
+    const int64_t oh = o / OW, ow = o % OW;
+    const int64_t run = std::min(OW - ow, o1 - o);
+    for (int64_t kh = 0; kh < KH; ++kh) {
+      const int64_t ih = oh * SH - PH + kh * DH;
+      const bool row_inside = ih >= 0 && ih < H;
       for (int64_t kw = 0; kw < KW; ++kw) {
-        T* dst = col + ((c * KH + kh) * KW + kw) * ncols;
-        int64_t o = o0;
-        while (o < o1) {
-          int64_t oh = o / OW, ow = o % OW;
-          int64_t run = std::min(OW - ow, o1 - o);  // positions left in this output row
-          int64_t ih = oh * SH - PH + kh * DH;
-          T* d = dst + (o - o0);
-          if (ih < 0 || ih >= H) {
-            std::fill_n(d, run, T(0));
+        T* d = col + (kh * KW + kw) * ncols + (o - o0);
+        const int64_t iw0 = ow * SW - PW + kw * DW;
+        int64_t lo = 0, hi = 0;
+        if (row_inside) {
+          lo = iw0 >= 0 ? 0 : std::min(run, (-iw0 + SW - 1) / SW);
+          hi = std::max(lo, iw0 >= W ? 0 : std::min(run, (W - iw0 + SW - 1) / SW));
+        }
+        const int64_t first = ih * W + iw0;  // input offset of position 0 of the run
+        for (int64_t c = 0; c < channels; ++c, d += kstride) {
+          std::fill_n(d, lo, T(0));
+          if (SW == 1) {
+            if (hi > lo) std::memcpy(d + lo, x + c * plane + first + lo, size_t(hi - lo) * sizeof(T));
           } else {
-            const T* xr = xc + ih * W;
-            int64_t iw0 = ow * SW - PW + kw * DW;
-            // Columns [lo, hi) of this run read inside the row.
-            int64_t lo = iw0 >= 0 ? 0 : std::min(run, (-iw0 + SW - 1) / SW);
-            int64_t hi = iw0 >= W ? 0 : std::min(run, (W - iw0 + SW - 1) / SW);
-            hi = std::max(hi, lo);
-            std::fill_n(d, lo, T(0));
-            if (SW == 1) {
-              if (hi > lo) std::memcpy(d + lo, xr + iw0 + lo, size_t(hi - lo) * sizeof(T));
-            } else {
-              for (int64_t j = lo; j < hi; ++j) d[j] = xr[iw0 + j * SW];
-            }
-            std::fill(d + hi, d + run, T(0));
+            for (int64_t j = lo; j < hi; ++j) d[j] = x[c * plane + first + j * SW];
           }
-          o += run;
+          std::fill(d + hi, d + run, T(0));
         }
       }
+    }
+    o += run;
   }
 }
 

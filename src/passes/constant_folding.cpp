@@ -19,13 +19,15 @@ bool has_subgraph(const ir::Node& n) {
 }
 
 // The exact shape of value v if it is known for every run, else false.
-bool exact_shape(const ir::Graph& g, int v, Shape& out) {
+// Only a top-level graph's inputs are checked against their declared dims
+// when bound; a subgraph's (Loop body) are not, so they are never exact.
+bool exact_shape(const ir::Graph& g, int v, Shape& out, bool inputs_checked) {
   if (auto it = g.initializers.find(v); it != g.initializers.end()) {
     out = it->second.shape();
     return true;
   }
   // Graph inputs are checked against their declared dims when bound, so fixed dims are exact.
-  bool is_input = std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
+  bool is_input = inputs_checked && std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end();
   const auto& shape = g.values[size_t(v)].shape;
   if (!is_input || !shape) return false;
   out.clear();
@@ -37,11 +39,11 @@ bool exact_shape(const ir::Graph& g, int v, Shape& out) {
 }
 
 // Shape (with opset-15 start/end) and Size of a tensor of known shape.
-bool fold_shape_query(const ir::Graph& g, const ir::Node& n, Tensor& result) {
+bool fold_shape_query(const ir::Graph& g, const ir::Node& n, Tensor& result, bool inputs_checked) {
   if (n.domain != "" || (n.op_type != "Shape" && n.op_type != "Size") || n.inputs.empty() || n.inputs[0] < 0)
     return false;
   Shape s;
-  if (!exact_shape(g, n.inputs[0], s)) return false;
+  if (!exact_shape(g, n.inputs[0], s, inputs_checked)) return false;
   if (n.op_type == "Size") {
     result = Tensor::scalar_i64(shape_numel(s));
     return true;
@@ -55,7 +57,7 @@ bool fold_shape_query(const ir::Graph& g, const ir::Node& n, Tensor& result) {
 
 }  // namespace
 
-int fold_constants(ir::Graph& g) {
+int fold_constants(ir::Graph& g, bool is_subgraph) {
   std::vector<ir::Node> kept;
   int folded = 0;
   for (ir::Node& n : g.nodes) {
@@ -69,7 +71,7 @@ int fold_constants(ir::Graph& g) {
     }
     std::vector<Tensor> out;
     Tensor shape_result;
-    if (fold_shape_query(g, n, shape_result)) {
+    if (fold_shape_query(g, n, shape_result, !is_subgraph)) {
       out.push_back(shape_result);
     } else if (foldable && ops::find_op(n.domain, n.op_type, n.opset)) {
       try {

@@ -9,7 +9,9 @@ namespace kestrel::passes {
 // (initializers or Constant nodes), and Shape/Size of tensors whose shape is
 // exactly known (initializers, graph inputs with fixed dims). The results
 // become initializers and the nodes disappear. Returns the number folded.
-int fold_constants(ir::Graph& g);
+// In a subgraph, names read from enclosing scopes are never constant, and
+// the graph's inputs (a Loop body's) are not checked against declared dims.
+int fold_constants(ir::Graph& g, bool is_subgraph = false);
 
 // Moves a Relu/Clip/LeakyRelu/HardSigmoid/Sigmoid that alone reads a Conv's
 // output into that Conv as an epilogue (see ops/epilogue.h). Returns the count.
@@ -24,7 +26,8 @@ int fuse_pads(ir::Graph& g);
 // Add. Returns the count.
 int fold_batchnorm(ir::Graph& g);
 
-// The passes Kestrel runs by default, in order.
+// The passes Kestrel runs by default, in order, on the graph and on every
+// subgraph (If branches, Loop and Scan bodies) inside it.
 void run_default_passes(ir::Graph& g);
 
 }  // namespace kestrel::passes

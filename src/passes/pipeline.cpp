@@ -1,14 +1,70 @@
 // The order Kestrel rewrites a graph in at load. Folding runs first so the
 // fusions see constant operands (e.g. Clip bounds) as initializers.
+#include <algorithm>
+
 #include "passes/passes.h"
 
 namespace kestrel::passes {
 
-void run_default_passes(ir::Graph& g) {
-  fold_constants(g);
+namespace {
+
+// The chain of graphs enclosing a subgraph, innermost first.
+struct Enclosing {
+  const ir::Graph* graph;
+  const Enclosing* parent;
+};
+
+bool reads_from_outside(const ir::Graph& g, int v) {
+  return std::find(g.outer_refs.begin(), g.outer_refs.end(), v) != g.outer_refs.end();
+}
+
+// The constant a subgraph sees under `name`: the initializer of the nearest
+// enclosing graph that defines the name, or null when that graph computes it.
+const Tensor* enclosing_constant(const Enclosing* scope, const std::string& name) {
+  for (; scope; scope = scope->parent) {
+    int v = scope->graph->find(name);
+    if (v < 0 || reads_from_outside(*scope->graph, v)) continue;
+    auto it = scope->graph->initializers.find(v);
+    return it == scope->graph->initializers.end() ? nullptr : &it->second;
+  }
+  return nullptr;
+}
+
+// Makes the enclosing constants a subgraph reads its own initializers, so
+// the work it does on them can fold too.
+void import_enclosing_constants(ir::Graph& sub, const Enclosing* scope) {
+  std::vector<int> still_outer;
+  for (int v : sub.outer_refs) {
+    const Tensor* t = enclosing_constant(scope, sub.values[size_t(v)].name);
+    if (!t) {
+      still_outer.push_back(v);
+      continue;
+    }
+    sub.initializers[v] = *t;
+    sub.values[size_t(v)].dtype = t->dtype();
+  }
+  sub.outer_refs = std::move(still_outer);
+}
+
+void run_passes(ir::Graph& g, const Enclosing* outer) {
+  fold_constants(g, outer != nullptr);
+  // A control-flow body runs every time its node does, so its constant work
+  // (Silero VAD slices and concatenates its LSTM weights inside an If) is
+  // worth folding once, here.
+  Enclosing here{&g, outer};
+  for (ir::Node& n : g.nodes)
+    for (auto& [name, a] : n.attrs)
+      if (a.g) {
+        import_enclosing_constants(*a.g, &here);
+        run_passes(*a.g, &here);
+      }
   fold_batchnorm(g);
   fuse_pads(g);
   fuse_activations(g);
 }
+
+}  // namespace
+
+void run_default_passes(ir::Graph& g) { run_passes(g, nullptr); }
 
 }  // namespace kestrel::passes

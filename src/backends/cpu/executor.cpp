@@ -41,10 +41,13 @@ Plan Plan::build(const ir::Graph& g) {
       if (v >= 0) last[size_t(v)] = int(i);
   // A node with subgraphs (If, Loop) also reads, through them, the outer
   // names they use: keep those alive until the node has run.
+  p.implicit_inputs.resize(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const std::string& name : ir::implicit_reads(g.nodes[i])) {
       int v = g.find(name);
-      if (v >= 0) last[size_t(v)] = std::max(last[size_t(v)], int(i));
+      if (v < 0) continue;
+      p.implicit_inputs[i].push_back(v);
+      last[size_t(v)] = std::max(last[size_t(v)], int(i));
     }
   // Outputs nobody reads die right after they are produced.
   for (size_t i = 0; i < g.nodes.size(); ++i)

@@ -25,6 +25,9 @@ struct Plan {
   const ir::Graph* graph = nullptr;
   std::vector<const ops::OpDef*> kernels;
   std::vector<std::vector<int>> release_after;  // node index -> values to free after it
+  // node index -> values of this graph its subgraphs read (If, Loop), found
+  // once here: walking the bodies on every run costs more than small models do
+  std::vector<std::vector<int>> implicit_inputs;
   // node index -> (input index, widened initializer) for non-half-native kernels
   std::vector<std::vector<std::pair<int, Tensor>>> widened;
   std::map<const ir::Graph*, std::unique_ptr<Plan>> subgraphs;  // If/Loop/Scan bodies, at any depth

@@ -155,7 +155,8 @@ struct RunState {
       return;
     }
     std::vector<int> need(n.inputs.begin(), n.inputs.end());
-    for (const std::string& nm : ir::implicit_reads(n)) need.push_back(g().find(nm));
+    const std::vector<int>& implicit = c.plan_.implicit_inputs[i];
+    need.insert(need.end(), implicit.begin(), implicit.end());
     to_host(need);
     backends::cpu::run_node(c.plan_, i, host, scope, opts);
   }

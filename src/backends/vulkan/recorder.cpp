@@ -179,8 +179,10 @@ void Recorder::flush() {
 
 void Recorder::reset() {
   flush();
-  vkResetCommandPool(ctx_.device(), pool_, 0);
-  for (VkDescriptorPool p : descriptor_pools_) vkResetDescriptorPool(ctx_.device(), p, 0);
+  // A run that left everything on the CPU recorded nothing: no pool to reset.
+  if (cmds_used_ > 0) vkResetCommandPool(ctx_.device(), pool_, 0);
+  for (size_t i = 0; i < descriptor_pools_.size() && i <= pool_in_use_; ++i)
+    vkResetDescriptorPool(ctx_.device(), descriptor_pools_[i], 0);
   pool_in_use_ = 0;
   cmds_used_ = 0;
   dispatches_ = barriers_ = submits_ = 0;
