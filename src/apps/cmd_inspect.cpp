@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "apps/cli.h"
+#include "passes/passes.h"
 #include "onnx/loader.h"
 
 namespace kestrel::cli {
@@ -54,12 +55,35 @@ std::string placement_json(const backends::PlacementReport& p) {
   return buf + reasons + "}}";
 }
 
+// One line per node of the graph as Kestrel runs it (after its load-time
+// passes): op, name, inputs (initializers with their shape) and outputs.
+void print_nodes(ir::Graph& g) {
+  passes::run_default_passes(g);
+  auto value = [&](int v) {
+    if (v < 0) return std::string("-");
+    std::string s = g.values[size_t(v)].name;
+    if (auto it = g.initializers.find(v); it != g.initializers.end()) s += "=const" + shape_str(it->second.shape());
+    return s;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    std::string ins, outs;
+    for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value(v);
+    for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value(v);
+    std::printf("%4zu %-20s %s (%s) -> %s\n", i, n.op_type.c_str(), n.name.c_str(), ins.c_str(), outs.c_str());
+  }
+}
+
 int cmd_inspect(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--input", "--threads"}, {"--json"});
+  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--input", "--threads"}, {"--json", "--nodes"});
   KESTREL_CHECK(a.positional.size() == 1, "inspect expects one MODEL argument");
   // Inspect must work on models Kestrel cannot run, so it loads without validating.
   onnx_io::Model m = onnx_io::load_model_file(a.positional[0]);
   const ir::Graph& g = m.graph;
+  if (a.has("--nodes")) {
+    print_nodes(m.graph);
+    return 0;
+  }
   std::map<std::string, int> hist;
   histogram(g, hist);
   auto bad = onnx_io::unsupported_nodes(g);

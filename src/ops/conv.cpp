@@ -100,8 +100,17 @@ void run_conv(KernelContext& ctx) {
   const int64_t budget = pointwise ? kColBudget * 4 : kColBudget;  // no column copy: larger chunks pay
   const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(budget / std::max<int64_t>(K, 1), per_thread)));
   const int64_t nchunks = (OS + chunk - 1) / chunk;
-  parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
+  // Few output positions (a 1-D conv over a short signal) leave threads idle
+  // while one of them streams all the weights: split the output channels too,
+  // in blocks of at least 32 rows (each block gathers its own columns).
+  const int64_t tasks = s.N * s.group * nchunks;
+  const int64_t mparts = tasks >= ctx.threads() ? 1
+                                                : std::clamp<int64_t>(std::min(ctx.threads() / tasks, s.Mg / 32), 1, s.Mg);
+  const int64_t mblock = (s.Mg + mparts - 1) / mparts;
+  parallel_for(ctx, tasks * mparts, 1, [&](int64_t task) {
     static thread_local std::vector<float> col;
+    const int64_t t = task / mparts, m0 = (task % mparts) * mblock, m1 = std::min(s.Mg, m0 + mblock);
+    if (m0 >= m1) return;
     int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
     int64_t n = ng / s.group, gi = ng % s.group;
     const float* xg = x + (n * s.C + gi * s.Cg) * IS;
@@ -113,12 +122,12 @@ void run_conv(KernelContext& ctx) {
       b = col.data();
       ldb = nc;
     }
-    float* yc = y + (n * s.M + gi * s.Mg) * OS + o0;
-    sgemm_serial(false, false, s.Mg, nc, K, 1.f, w + gi * s.Mg * K, K, b, ldb, 0.f, yc, OS);
-    for (int64_t m = 0; m < s.Mg; ++m) {
+    float* yc = y + (n * s.M + gi * s.Mg + m0) * OS + o0;
+    sgemm_serial(false, false, m1 - m0, nc, K, 1.f, w + (gi * s.Mg + m0) * K, K, b, ldb, 0.f, yc, OS);
+    for (int64_t m = 0; m < m1 - m0; ++m) {
       float* row = yc + m * OS;
       if (bias) {
-        float bv = bias[gi * s.Mg + m];
+        float bv = bias[gi * s.Mg + m0 + m];
         for (int64_t j = 0; j < nc; ++j) row[j] += bv;
       }
       epi.apply(row, nc);

@@ -15,25 +15,25 @@ namespace {
 
 enum class Cell { Lstm, Gru, Rnn };
 
-// One activation function with its alpha/beta (ONNX's RNN activation list).
+// One activation function with its alpha/beta (ONNX's RNN activation list),
+// named once at load: the cell calls it for every gate of every step.
 struct Act {
-  std::string name;
+  enum Kind { Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
+  Kind kind = Tanh;
   float alpha = 0, beta = 0;
   float operator()(float x) const {
-    switch (name[0]) {
-      case 's':
-        if (name == "sigmoid") return 1.0f / (1.0f + std::exp(-x));
-        if (name == "softsign") return x / (1 + std::fabs(x));
-        if (name == "softplus") return std::log1p(std::exp(x));
-        return alpha * std::tanh(beta * x);  // scaledtanh
-      case 't':
-        if (name == "tanh") return std::tanh(x);
-        return x > alpha ? x : 0.0f;  // thresholdedrelu
-      case 'r': return x > 0 ? x : 0.0f;
-      case 'a': return alpha * x + beta;  // affine
-      case 'l': return x >= 0 ? x : alpha * x;  // leakyrelu
-      case 'h': return std::clamp(alpha * x + beta, 0.0f, 1.0f);  // hardsigmoid
-      case 'e': return x >= 0 ? x : alpha * (std::exp(x) - 1);  // elu
+    switch (kind) {
+      case Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+      case Tanh: return std::tanh(x);
+      case Relu: return x > 0 ? x : 0.0f;
+      case Affine: return alpha * x + beta;
+      case LeakyRelu: return x >= 0 ? x : alpha * x;
+      case ThresholdedRelu: return x > alpha ? x : 0.0f;
+      case ScaledTanh: return alpha * std::tanh(beta * x);
+      case HardSigmoid: return std::clamp(alpha * x + beta, 0.0f, 1.0f);
+      case Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
+      case Softsign: return x / (1 + std::fabs(x));
+      case Softplus: return std::log1p(std::exp(x));
     }
     return x;
   }
@@ -55,11 +55,13 @@ std::vector<Act> read_activations(const KernelContext& ctx, Cell cell, int dirs)
   size_t ai = 0, bi = 0;
   for (std::string s : names) {
     for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    Act a{s};
+    // In the order of Act::Kind.
     static const char* kKnown[] = {"sigmoid", "tanh", "relu", "affine", "leakyrelu", "thresholdedrelu",
                                    "scaledtanh", "hardsigmoid", "elu", "softsign", "softplus"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), s) == std::end(kKnown))
-      ctx.fail("unknown activation function '", s, "'");
+    auto known = std::find(std::begin(kKnown), std::end(kKnown), s);
+    if (known == std::end(kKnown)) ctx.fail("unknown activation function '", s, "'");
+    Act a;
+    a.kind = Act::Kind(known - std::begin(kKnown));
     // Defaults as in the ONNX operator definitions; given values are taken in order.
     float da = s == "leakyrelu" ? 0.01f : s == "hardsigmoid" ? 0.2f : 1.0f;
     float db = s == "hardsigmoid" ? 0.5f : s == "affine" ? 0.0f : 1.0f;
@@ -73,11 +75,18 @@ std::vector<Act> read_activations(const KernelContext& ctx, Cell cell, int dirs)
   return acts;
 }
 
-// C[m, n] (+)= A[m, k] * B[n, k]^T with leading dimensions.
-void gemm_nt(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
-             float* c, int64_t ldc) {
+// C[m, n] (+)= A[m, k] * B[n, k]^T with leading dimensions. A step of a
+// small batch reads all of B (the weights) for few rows of A: spread B's
+// rows over the threads in blocks of at least 64.
+void gemm_nt(const KernelContext& ctx, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+             int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  sgemm_serial(false, true, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  const int64_t parts = std::clamp<int64_t>(std::min<int64_t>(ctx.threads(), n / 64), 1, n);
+  const int64_t block = (n + parts - 1) / parts;
+  parallel_for(ctx, parts, 1, [&](int64_t p) {
+    const int64_t j0 = p * block, j1 = std::min(n, j0 + block);
+    if (j0 < j1) sgemm_serial(false, true, m, j1 - j0, k, 1.0f, a, lda, b + j0 * ldb, ldb, beta, c + j0, ldc);
+  });
 }
 
 void run_cell(KernelContext& ctx, Cell cell) {
@@ -159,7 +168,7 @@ void run_cell(KernelContext& ctx, Cell cell) {
     const float* rb = wb ? wb + gh : nullptr;
     const Act* act = &acts[size_t(d * (cell == Cell::Lstm ? 3 : cell == Cell::Gru ? 2 : 1))];
     // Input projection of all steps, with the biases that simply add.
-    gemm_nt(seq * batch, gh, in, xs.data(), in, w, in, 0.0f, xw.data(), gh);
+    gemm_nt(ctx, seq * batch, gh, in, xs.data(), in, w, in, 0.0f, xw.data(), gh);
     if (wb)
       for (int64_t row = 0; row < seq * batch; ++row)
         for (int64_t j = 0; j < gh; ++j) {
@@ -173,7 +182,7 @@ void run_cell(KernelContext& ctx, Cell cell) {
       // The recurrent part for the whole batch (GRU without linear_before_reset
       // needs r first, so its candidate gate is projected below).
       int64_t cols = cell == Cell::Gru && !lbr ? 2 * hs : gh;
-      gemm_nt(batch, cols, hs, h, hs, r, hs, 0.0f, hr.data(), gh);
+      gemm_nt(ctx, batch, cols, hs, h, hs, r, hs, 0.0f, hr.data(), gh);
       for (int64_t b = 0; b < batch; ++b) {
         if (s >= lens[size_t(b)]) continue;
         int64_t t = reverse ? lens[size_t(b)] - 1 - s : s;
@@ -208,7 +217,7 @@ void run_cell(KernelContext& ctx, Cell cell) {
         }
       }
       if (cell == Cell::Gru) {
-        if (!lbr) gemm_nt(batch, hs, hs, tmp.data(), hs, r + 2 * hs * hs, hs, 0.0f, hr.data(), gh);
+        if (!lbr) gemm_nt(ctx, batch, hs, hs, tmp.data(), hs, r + 2 * hs * hs, hs, 0.0f, hr.data(), gh);
         for (int64_t b = 0; b < batch; ++b) {
           if (s >= lens[size_t(b)]) continue;
           int64_t t = reverse ? lens[size_t(b)] - 1 - s : s;
