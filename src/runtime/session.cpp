@@ -48,6 +48,7 @@ Session::~Session() = default;
 void Session::init(const SessionOptions& opts) {
   onnx_io::validate_supported(model_->graph);
   passes::run_default_passes(model_->graph);
+  families_ = families::claim_families(model_->graph);
   const ir::Graph& g = model_->graph;
   KESTREL_CHECK(opts.backend == "auto" || opts.backend == "cpu" || opts.backend == "vulkan", "unknown backend '",
                 opts.backend, "' (this build has: auto, cpu, vulkan)");

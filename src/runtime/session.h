@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "families/families.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 
@@ -54,6 +55,8 @@ class Session {
   // "vulkan on <device>: 120 of 130 nodes, 99.2% of FLOPs on the GPU; on the CPU: 10 ..."
   std::string placement_summary() const;
   int threads() const { return threads_; }
+  // The transformer encoders fused at load, and encoder-like stacks left as they were.
+  const families::ClaimReport& families() const { return families_; }
 
   // Runs with every model input given by name. Returns outputs in the model's
   // order. Throws Error on an unknown, missing or mistyped input.
@@ -72,6 +75,7 @@ class Session {
   std::unique_ptr<backends::CompiledGraph> compiled_;
   std::vector<TensorInfo> inputs_, outputs_;
   std::string backend_name_;
+  families::ClaimReport families_;
   int threads_ = 1;
 };
 

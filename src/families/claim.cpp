@@ -1,0 +1,283 @@
+// The claim pass: finds chains of encoder layers, asks the families which
+// one they are, and replaces each claimed chain (with the shape helpers
+// that only it reads) by one fused node.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <set>
+
+#include "families/families.h"
+#include "families/vit_families.h"
+
+namespace kestrel::families {
+
+bool families_enabled() {
+  const char* e = std::getenv("KESTREL_FAMILIES");
+  return !(e && (std::string(e) == "off" || std::string(e) == "0"));
+}
+
+std::string FamilyClaim::json() const {
+  std::string t;
+  for (size_t i = 0; i < taps.size(); ++i) t += (i ? ", " : "") + std::to_string(taps[i]);
+  return "{\"family\": \"" + family + "\", \"node\": \"" + node + "\", \"layers\": " + std::to_string(layers) +
+         ", \"width\": " + std::to_string(width) + ", \"heads\": " + std::to_string(heads) +
+         ", \"head_dim\": " + std::to_string(head_dim) + ", \"mlp_width\": " + std::to_string(mlp_width) +
+         ", \"activation\": \"" + activation + "\", \"pre_norm\": " + (pre_norm ? "true" : "false") +
+         ", \"layer_scale\": " + (layer_scale ? "true" : "false") + ", \"class_token\": " +
+         (class_token ? "true" : "false") + ", \"registers\": " + std::to_string(registers) + ", \"taps\": [" + t +
+         "], \"replaced_nodes\": " + std::to_string(replaced_nodes) + "}";
+}
+
+namespace {
+
+struct Stack {
+  std::vector<EncoderLayer> layers;
+  int pre_norm = -1;  // index of a LayerNorm feeding the first layer, if it belongs to the encoder
+};
+
+// Layers chained residual to residual from the layer reading x.
+Stack chain_from(const GraphIndex& gi, int x, std::string& why) {
+  Stack s;
+  while (auto layer = match_encoder_layer(gi, x, why)) {
+    x = layer->output;
+    s.layers.push_back(std::move(*layer));
+  }
+  return s;
+}
+
+// A LayerNormalization whose output only the first layer reads (CLIP's pre_layrnorm).
+int pre_norm_of(const GraphIndex& gi, int x) {
+  const ir::Node* n = gi.producer(x);
+  if (!n || n->op_type != "LayerNormalization" || gi.escapes(x) || n->attr_i("axis", -1) != -1) return -1;
+  if (!gi.constant(n->inputs.size() > 1 ? n->inputs[1] : -1)) return -1;
+  if (n->inputs.size() > 2 && n->inputs[2] >= 0 && !gi.constant(n->inputs[2])) return -1;
+  for (size_t k = 1; k < n->outputs.size(); ++k)
+    if (n->outputs[k] >= 0) return -1;
+  for (int r : gi.readers(x)) {
+    const std::string& op = gi.node(r).op_type;
+    if (op != "LayerNormalization" && op != "Add" && op != "Shape") return -1;
+  }
+  return gi.index_of(n);
+}
+
+// The block a stack replaces: its layers' nodes, the pre-norm, and every
+// node whose outputs only the block reads and whose inputs come from the
+// block, its input or constants (the shape helpers of the Reshapes).
+std::set<int> block_of(const GraphIndex& gi, const Stack& s, int input) {
+  std::set<int> block;
+  for (const EncoderLayer& l : s.layers) block.insert(l.nodes.begin(), l.nodes.end());
+  if (s.pre_norm >= 0) block.insert(s.pre_norm);
+  const int n = int(gi.graph().nodes.size());
+  std::set<int> helpers;
+  for (int i = n - 1; i >= 0; --i) {
+    if (block.count(i)) continue;
+    bool only_block_reads = false;
+    for (int v : gi.node(i).outputs) {
+      if (v < 0) continue;
+      only_block_reads = !gi.readers(v).empty() && !gi.escapes(v) && v != input;  // never absorb the input's producer
+      for (int r : gi.readers(v))
+        if (!block.count(r) && !helpers.count(r)) only_block_reads = false;
+      if (!only_block_reads) break;
+    }
+    bool has_subgraph = false;
+    for (const auto& [name, a] : gi.node(i).attrs) has_subgraph = has_subgraph || a.g != nullptr;
+    if (only_block_reads && !has_subgraph) helpers.insert(i);
+  }
+  // Keep helpers whose inputs the block provides (drops ones reaching back
+  // to nodes before the encoder).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = helpers.begin(); it != helpers.end();) {
+      bool ok = true;
+      for (int v : gi.node(*it).inputs) {
+        if (v < 0 || v == input || gi.constant(v)) continue;
+        int p = gi.producer_index(v);
+        if (p < 0 || (!block.count(p) && !helpers.count(p))) ok = false;
+      }
+      if (ok) {
+        ++it;
+      } else {
+        it = helpers.erase(it);
+        changed = true;
+      }
+    }
+  }
+  block.insert(helpers.begin(), helpers.end());
+  return block;
+}
+
+std::atomic<int64_t> g_claim_ids{1};
+
+void note_unclaimed(ClaimReport& r, const std::string& what) {
+  if (std::find(r.unclaimed.begin(), r.unclaimed.end(), what) == r.unclaimed.end()) r.unclaimed.push_back(what);
+}
+
+// Builds the fused node and its "original" subgraph; rewrites g.
+FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const std::set<int>& block, int input,
+                    const std::vector<int>& taps, const std::string& family, const Embedding& e) {
+  FamilyClaim c;
+  c.family = family;
+  c.layers = int64_t(s.layers.size());
+  const EncoderLayer& l0 = s.layers[0];
+  c.width = l0.norm1.scale.numel();
+  c.heads = l0.heads;
+  c.head_dim = l0.head_dim;
+  c.mlp_width = l0.w_fc1.dim(1);
+  c.activation = activation_name(l0.act);
+  c.pre_norm = s.pre_norm >= 0;
+  c.layer_scale = l0.layer_scale1.defined();
+  c.class_token = e.class_token;
+  c.registers = e.registers;
+  c.replaced_nodes = block.size();
+  const int64_t id = g_claim_ids++;
+  c.node = "kestrel/" + family + "_encoder_" + std::to_string(id);
+
+  ir::Node fused;
+  fused.name = c.node;
+  fused.op_type = kEncoderOp;
+  fused.domain = kDomain;
+  fused.opset = 1;
+  fused.inputs.push_back(input);
+  auto constant = [&](const std::string& what, const Tensor& t) {
+    if (!t.defined()) return -1;
+    int v = g.add_value(c.node + "/" + what);
+    g.values[size_t(v)].dtype = DType::Float32;
+    g.initializers[v] = t.cast(DType::Float32);
+    return v;
+  };
+  std::vector<float> eps, scales;
+  if (c.pre_norm) {
+    const ir::Node& ln = g.nodes[size_t(s.pre_norm)];
+    fused.inputs.push_back(ln.inputs[1]);
+    fused.inputs.push_back(ln.inputs.size() > 2 ? ln.inputs[2] : -1);
+    fused.attrs["pre_norm_epsilon"].kind = ir::Attribute::Kind::Float;
+    fused.attrs["pre_norm_epsilon"].f = ln.attr_f("epsilon", 1e-5f);
+  }
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    const EncoderLayer& l = s.layers[i];
+    const std::string p = "layer" + std::to_string(i) + "/";
+    const Tensor* slots[kSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &l.w_qkv, &l.b_qkv, &l.w_out,
+                                           &l.b_out, &l.layer_scale1, &l.norm2.scale, &l.norm2.bias, &l.w_fc1,
+                                           &l.b_fc1, &l.w_fc2, &l.b_fc2, &l.layer_scale2};
+    static const char* kNames[kSlotsPerLayer] = {"norm1_scale", "norm1_bias", "qkv_weight", "qkv_bias",
+                                                 "out_weight", "out_bias", "layer_scale1", "norm2_scale",
+                                                 "norm2_bias", "fc1_weight", "fc1_bias", "fc2_weight",
+                                                 "fc2_bias", "layer_scale2"};
+    for (int k = 0; k < kSlotsPerLayer; ++k) fused.inputs.push_back(constant(p + kNames[k], *slots[k]));
+    eps.push_back(l.norm1.epsilon);
+    eps.push_back(l.norm2.epsilon);
+    scales.push_back(l.scale);
+  }
+  auto set_i = [&](const char* k, int64_t v) {
+    fused.attrs[k].kind = ir::Attribute::Kind::Int;
+    fused.attrs[k].i = v;
+  };
+  set_i("layers", c.layers);
+  set_i("heads", c.heads);
+  set_i("head_dim", c.head_dim);
+  set_i("pre_norm", c.pre_norm);
+  set_i("claim_id", id);
+  fused.attrs["family"].kind = fused.attrs["activation"].kind = ir::Attribute::Kind::String;
+  fused.attrs["family"].s = family;
+  fused.attrs["activation"].s = c.activation;
+  fused.attrs["epsilons"].kind = fused.attrs["scales"].kind = ir::Attribute::Kind::Floats;
+  fused.attrs["epsilons"].floats = eps;
+  fused.attrs["scales"].floats = scales;
+  fused.attrs["taps"].kind = ir::Attribute::Kind::Ints;
+  for (int t : taps) {
+    c.taps.push_back(t);
+    fused.attrs["taps"].ints.push_back(t);
+    fused.outputs.push_back(s.layers[size_t(t)].output);
+  }
+  // The replaced nodes, as a subgraph reading x, for the first-run check.
+  auto original = std::make_shared<ir::Graph>();
+  original->name = c.node + "/original";
+  auto local = [&](int v) {
+    if (v < 0) return -1;
+    int id2 = original->add_value(g.values[size_t(v)].name);
+    original->values[size_t(id2)].dtype = g.values[size_t(v)].dtype;
+    if (const Tensor* t = gi.constant(v)) original->initializers[id2] = *t;
+    return id2;
+  };
+  original->inputs.push_back(local(input));
+  for (int i : block) {
+    ir::Node n = g.nodes[size_t(i)];
+    for (int& v : n.inputs) v = local(v);
+    for (int& v : n.outputs) v = local(v);
+    original->nodes.push_back(std::move(n));
+  }
+  for (int v : fused.outputs) original->outputs.push_back(local(v));
+  fused.attrs["original"].kind = ir::Attribute::Kind::Graph;
+  fused.attrs["original"].g = original;
+
+  std::vector<ir::Node> kept;
+  const int first = *block.begin();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (int(i) == first) kept.push_back(fused);
+    if (!block.count(int(i))) kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+  return c;
+}
+
+}  // namespace
+
+ClaimReport claim_families(ir::Graph& g) {
+  ClaimReport report;
+  if (!families_enabled()) return report;
+  for (bool again = true; again;) {  // one claim per pass over a fresh index
+    again = false;
+    GraphIndex gi(g);
+    std::set<int> tried;
+    for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
+      const ir::Node& n = g.nodes[i];
+      if (n.op_type != "LayerNormalization" || !n.domain.empty() || n.inputs.empty()) continue;
+      const int x = n.inputs[0];
+      if (x < 0 || !tried.insert(x).second) continue;
+      std::string why;
+      Stack s = chain_from(gi, x, why);
+      if (s.layers.empty()) continue;
+      const std::string where = "node '" + n.name + "'";
+      s.pre_norm = pre_norm_of(gi, x);
+      const int input = s.pre_norm >= 0 ? gi.node(s.pre_norm).inputs[0] : x;
+      std::set<int> block = block_of(gi, s, input);
+      // Every value the block computes stays inside it, except layer outputs (taps).
+      std::vector<int> taps;
+      bool sealed = true;
+      for (int b : block) {
+        for (int v : gi.node(b).inputs)
+          if (v >= 0 && v != input && !gi.constant(v) && !block.count(gi.producer_index(v))) sealed = false;
+        for (int v : gi.node(b).outputs) {
+          if (v < 0) continue;
+          bool outside = gi.escapes(v);
+          for (int r : gi.readers(v)) outside = outside || !block.count(r);
+          if (!outside) continue;
+          auto it = std::find_if(s.layers.begin(), s.layers.end(), [v](const EncoderLayer& l) { return l.output == v; });
+          if (it == s.layers.end()) sealed = false;
+          else taps.push_back(int(it - s.layers.begin()));
+        }
+      }
+      std::sort(taps.begin(), taps.end());
+      if (taps.empty() || taps.back() != int(s.layers.size()) - 1) sealed = false;
+      if (!sealed) {
+        note_unclaimed(report, where + ": the encoder's inner values are read outside it");
+        continue;
+      }
+      Embedding e = describe_embedding(gi, input);
+      std::string refusals;
+      std::optional<std::string> family =
+          classify_vit(StackTraits{&s.layers, s.pre_norm >= 0, taps.size(), e}, refusals);
+      if (!family) {
+        note_unclaimed(report, where + ": " + std::to_string(s.layers.size()) + " encoder layers matched no family (" +
+                                   refusals + ")");
+        continue;
+      }
+      report.claims.push_back(rewrite(g, gi, s, block, input, taps, *family, e));
+      again = true;
+    }
+  }
+  ir::topo_sort(g);
+  return report;
+}
+
+}  // namespace kestrel::families

@@ -1,0 +1,53 @@
+// One pre-norm transformer encoder layer as exported by PyTorch, found by
+// its topology alone (names are never read):
+//
+//   x -> LayerNorm -> Q, K, V projections -> per-head scaled scores -> Softmax
+//     -> context -> output projection [-> LayerScale] -> + x = h
+//   h -> LayerNorm -> fc1 -> activation -> fc2 [-> LayerScale] -> + h = out
+//
+// The layouts between the projections and the score/context products
+// (Reshape, Transpose, scalar Mul/Div) may take any of the exporters' forms;
+// the head count comes from the Reshapes that split the projections.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "families/graph_index.h"
+
+namespace kestrel::families {
+
+// The pointwise activations a transformer MLP uses, told apart by value.
+enum class Activation { GeluErf, GeluTanh, QuickGelu, Silu, Relu };
+const char* activation_name(Activation a);
+
+struct LayerNormParams {
+  Tensor scale, bias;  // bias may be undefined (a bias-less LayerNorm)
+  float epsilon = 1e-5f;
+};
+
+struct EncoderLayer {
+  int input = -1, output = -1;  // residual stream value ids in the graph
+  LayerNormParams norm1, norm2;
+  Tensor w_qkv, b_qkv;  // [D, 3D] (query, key, value column blocks), [3D]
+  Tensor w_out, b_out;  // [D, D], [D]
+  Tensor w_fc1, b_fc1;  // [D, F], [F]
+  Tensor w_fc2, b_fc2;  // [F, D], [D]
+  Tensor layer_scale1, layer_scale2;  // [D] or undefined
+  Activation act = Activation::GeluErf;
+  int64_t heads = 0, head_dim = 0;
+  float scale = 0;  // multiplies q.k
+  std::vector<int> nodes;  // node indices the layer covers (its compute; not shape helpers)
+};
+
+// Matches the layer whose residual input is value x, or says why not.
+std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why);
+
+// Names the pointwise function the nodes from value `from` to value `to`
+// compute (all elementwise, fed only by `from` and scalar constants), by
+// evaluating them on probe values. Adds the nodes to `nodes`.
+std::optional<Activation> identify_activation(const GraphIndex& gi, int from, int to, std::vector<int>& nodes,
+                                              std::string& why);
+
+}  // namespace kestrel::families

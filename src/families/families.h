@@ -1,0 +1,56 @@
+// Transformer families recognized by topology. A recognized encoder (a
+// chain of encoder layers with its family's discriminators) becomes one
+// fused node, com.kestrel TransformerEncoder, carrying a typed spec in its
+// attributes, packed weights as inputs, and the nodes it replaced as the
+// subgraph "original". Its kernels check the fused result against that
+// subgraph on the first run of each input shape and withdraw the claim,
+// with a warning, if they disagree: a wrong claim cannot corrupt output.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kestrel::families {
+
+inline constexpr const char* kDomain = "com.kestrel";
+inline constexpr const char* kEncoderOp = "TransformerEncoder";
+
+// What one fused node holds, for reports.
+struct FamilyClaim {
+  std::string family;  // clip, siglip, dinov2, depth_anything
+  std::string node;    // the fused node's name
+  int64_t layers = 0, width = 0, heads = 0, head_dim = 0, mlp_width = 0;
+  std::string activation;
+  bool pre_norm = false, layer_scale = false, class_token = false;
+  int64_t registers = 0;
+  std::vector<int64_t> taps;  // layers whose outputs leave the node, in output order
+  size_t replaced_nodes = 0;
+  std::string json() const;
+};
+
+struct ClaimReport {
+  std::vector<FamilyClaim> claims;
+  // Encoder-like stacks that no family took, and why ("node 'x': reason").
+  std::vector<std::string> unclaimed;
+};
+
+// Replaces every recognized encoder in g by its fused node. Runs after the
+// default passes. KESTREL_FAMILIES=off turns it off (the per-op path).
+ClaimReport claim_families(ir::Graph& g);
+bool families_enabled();
+
+}  // namespace kestrel::families
+
+namespace kestrel::families {
+
+// The fused encoder's inputs: the residual stream x, then (with pre_norm=1)
+// the pre-encoder LayerNorm's scale and bias, then per layer these slots.
+// An absent optional (a bias-less LayerNorm, no LayerScale) is input -1.
+enum LayerSlot {
+  kNorm1Scale, kNorm1Bias, kQkvWeight, kQkvBias, kOutWeight, kOutBias, kLayerScale1,
+  kNorm2Scale, kNorm2Bias, kFc1Weight, kFc1Bias, kFc2Weight, kFc2Bias, kLayerScale2,
+  kSlotsPerLayer
+};
+
+}  // namespace kestrel::families

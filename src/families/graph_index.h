@@ -1,0 +1,48 @@
+// Who produces and who reads each value of a graph, and what is constant:
+// what the family matchers walk. Built once per claim pass; the graph must
+// not change while an index of it is alive.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace kestrel::families {
+
+class GraphIndex {
+ public:
+  explicit GraphIndex(const ir::Graph& g);
+
+  const ir::Graph& graph() const { return g_; }
+  // The node writing value v, or null (graph input, initializer, outer value).
+  const ir::Node* producer(int v) const;
+  int producer_index(int v) const { return v < 0 ? -1 : producer_[size_t(v)]; }
+  // Indices of the nodes reading v (a node reading it twice is listed twice).
+  const std::vector<int>& readers(int v) const { return readers_[size_t(v)]; }
+  // True when v is a graph output or a subgraph reads it by name.
+  bool escapes(int v) const { return escapes_[size_t(v)]; }
+  const ir::Node& node(int i) const { return g_.nodes[size_t(i)]; }
+
+  // The initializer behind v, or null.
+  const Tensor* constant(int v) const;
+  // A constant holding one number (any shape of one element), as double.
+  std::optional<double> scalar(int v) const;
+  // The node of type `op` among v's readers when it is v's only reader.
+  const ir::Node* only_reader(int v, const std::string& op) const;
+  int index_of(const ir::Node* n) const { return int(n - g_.nodes.data()); }
+
+  // A Reshape's target as far as it is known: the constant shape input, or
+  // a Concat of one-element pieces (constants give their value, computed
+  // ones give kUnknownDim). Empty when neither.
+  static constexpr int64_t kUnknownDim = INT64_MIN;
+  std::vector<int64_t> reshape_target(const ir::Node& reshape) const;
+
+ private:
+  const ir::Graph& g_;
+  std::vector<int> producer_;
+  std::vector<std::vector<int>> readers_;
+  std::vector<bool> escapes_;
+};
+
+}  // namespace kestrel::families

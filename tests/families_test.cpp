@@ -1,0 +1,271 @@
+// Transformer families: every committed fixture (tests/models, both torch
+// exporters) is claimed by its own family and no other, the fused path
+// agrees with ONNX Runtime's outputs, and near misses are left unclaimed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "backends/backend.h"
+#include "core/npy.h"
+#include "families/claim_state.h"
+#include "families/families.h"
+#include "onnx/loader.h"
+#include "passes/passes.h"
+#include "runtime/compare.h"
+#include "runtime/session.h"
+
+using namespace kestrel;
+
+namespace {
+
+std::string fixture(const std::string& model, const std::string& file) {
+  return std::string(KESTREL_SOURCE_DIR) + "/tests/models/" + model + "/" + file;
+}
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+struct Fixture {
+  const char* model;
+  const char* family;  // expected claim; "" while the family has no matcher yet
+  int64_t layers, heads, head_dim, registers;
+  std::vector<const char*> inputs;
+};
+
+const std::vector<Fixture>& fixtures() {
+  static const std::vector<Fixture> f = {
+      {"clip", "clip", 2, 4, 16, 0, {"pixel_values"}},
+      {"siglip", "siglip", 2, 2, 32, 0, {"pixel_values"}},
+      {"dinov2", "dinov2", 2, 3, 16, 0, {"pixel_values"}},
+      {"dinov2_registers", "dinov2", 2, 3, 16, 4, {"pixel_values"}},
+      {"depth_anything", "depth_anything", 4, 3, 16, 0, {"pixel_values"}},
+      {"sam", "", 0, 0, 0, 0, {"pixel_values"}},
+      {"modernbert", "", 0, 0, 0, 0, {"input_ids", "attention_mask"}},
+      {"modernbert_stack", "", 0, 0, 0, 0, {"input_ids", "attention_mask"}},
+  };
+  return f;
+}
+
+const char* kExporters[] = {"torchscript", "dynamo"};
+
+families::ClaimReport claims_of(ir::Graph g) {
+  passes::run_default_passes(g);
+  return families::claim_families(g);
+}
+
+}  // namespace
+
+TEST(Families, EachFixtureIsClaimedByItsOwnFamilyAndNoOther) {
+  int checked = 0;
+  for (const Fixture& f : fixtures())
+    for (const char* exp : kExporters) {
+      std::string path = fixture(f.model, std::string(exp) + ".onnx");
+      if (!exists(path)) continue;  // tests/models/README.md lists the exports torch cannot make
+      ++checked;
+      families::ClaimReport r = claims_of(onnx_io::load_model_file(path).graph);
+      if (!*f.family) {
+        EXPECT_TRUE(r.claims.empty()) << path << " was claimed as " << r.claims[0].family;
+        continue;
+      }
+      ASSERT_EQ(r.claims.size(), 1u) << path;
+      const families::FamilyClaim& c = r.claims[0];
+      EXPECT_EQ(c.family, f.family) << path;
+      EXPECT_EQ(c.layers, f.layers) << path;
+      EXPECT_EQ(c.heads, f.heads) << path;
+      EXPECT_EQ(c.head_dim, f.head_dim) << path;
+      EXPECT_EQ(c.registers, f.registers) << path;
+      if (c.family == "depth_anything") {
+        EXPECT_EQ(c.taps, (std::vector<int64_t>{0, 1, 2, 3})) << path;
+      } else {
+        EXPECT_EQ(c.taps, (std::vector<int64_t>{f.layers - 1})) << path;
+      }
+    }
+  EXPECT_EQ(checked, 14);  // 8 fixtures, 2 exporters, 2 exports torch cannot make
+}
+
+namespace {
+
+// Runs the fixture's export through a session and compares every output
+// with ONNX Runtime's. Returns false (with a failure) when nothing could run.
+void expect_faithful(const Fixture& f, const char* exp, const std::string& backend) {
+  std::string path = fixture(f.model, std::string(exp) + ".onnx");
+  if (!exists(path)) return;
+  SessionOptions o;
+  o.backend = backend;
+  o.precision = "fp32";
+  o.threads = 2;
+  auto s = Session::load(path, o);
+  std::map<std::string, Tensor> in;
+  for (size_t i = 0; i < f.inputs.size(); ++i) in[f.inputs[i]] = read_npy(fixture(f.model, "input_" + std::to_string(i) + ".npy"));
+  std::vector<Tensor> out = s->run(in);
+  out = s->run(in);  // the second run is the fused path alone (the first also checks it)
+  for (size_t i = 0; i < out.size(); ++i) {
+    Tensor ref = read_npy(fixture(f.model, std::string(exp) + "_output_" + std::to_string(i) + ".npy"));
+    ASSERT_EQ(out[i].shape(), ref.shape()) << path << " output " << i;
+    Agreement a = agreement(out[i], ref);
+    // The bar the fused encoder must meet in float32 (last hidden state
+    // cosine >= 0.99999); max error within 1e-4 of the output's range
+    // (seen: <= 1e-6 on every fixture).
+    EXPECT_GE(a.cosine, 0.99999) << path << " output " << i << " on " << backend;
+    EXPECT_LE(a.max_rel, 1e-4) << path << " output " << i << " on " << backend;
+  }
+  for (const auto& c : s->families().claims) {
+    int64_t id = 0;
+    for (const auto& n : s->model().graph.nodes)
+      if (n.name == c.node) id = n.attr_i("claim_id", 0);
+    EXPECT_FALSE(families::withdrawn(id)) << path << ": the fused encoder disagreed with the graph's ops";
+  }
+}
+
+}  // namespace
+
+TEST(Families, FusedEncodersMatchOnnxRuntimeOnCpu) {
+  for (const Fixture& f : fixtures())
+    for (const char* exp : kExporters) expect_faithful(f, exp, "cpu");
+}
+
+TEST(Families, FusedEncodersMatchOnnxRuntimeInVulkanSessions) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  for (const Fixture& f : fixtures())
+    for (const char* exp : kExporters) expect_faithful(f, exp, "vulkan");
+}
+
+// ---------------------------------------------------------------- near misses
+
+namespace {
+
+ir::Graph clip_graph() {
+  ir::Graph g = onnx_io::load_model_file(fixture("clip", "torchscript.onnx")).graph;
+  passes::run_default_passes(g);
+  return g;
+}
+
+ir::Node* node_named(ir::Graph& g, const std::string& name) {
+  for (ir::Node& n : g.nodes)
+    if (n.name == name) return &n;
+  return nullptr;
+}
+
+const std::string kLayer0 = "/encoder/layers.0/";
+
+}  // namespace
+
+TEST(Families, RenamedTensorsAndNodesStillMatch) {
+  ir::Graph g = clip_graph();
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    bool io = std::find(g.inputs.begin(), g.inputs.end(), int(v)) != g.inputs.end() ||
+              std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
+    if (!io) g.values[v].name = "t" + std::to_string(v * 7919 % 100003);
+  }
+  g.by_name.clear();
+  for (size_t v = 0; v < g.values.size(); ++v) g.by_name[g.values[v].name] = int(v);
+  for (size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].name = "n" + std::to_string(i);
+  families::ClaimReport r = families::claim_families(g);
+  ASSERT_EQ(r.claims.size(), 1u);
+  EXPECT_EQ(r.claims[0].family, "clip");
+}
+
+TEST(Families, AChangedActivationIsNotClaimed) {
+  ir::Graph g = clip_graph();
+  ir::Node* sig = node_named(g, kLayer0 + "mlp/activation_fn/Sigmoid");
+  ASSERT_TRUE(sig);
+  sig->op_type = "Tanh";  // x * tanh(1.702 x): no known activation
+  families::ClaimReport r = families::claim_families(g);
+  EXPECT_TRUE(r.claims.empty());
+}
+
+TEST(Families, AMissingResidualIsNotClaimed) {
+  ir::Graph g = clip_graph();
+  ir::Node* add = node_named(g, kLayer0 + "Add");
+  ASSERT_TRUE(add);
+  add->inputs[0] = add->inputs[1];  // attention output twice, the layer input dropped
+  families::ClaimReport r = families::claim_families(g);
+  EXPECT_TRUE(r.claims.empty());
+}
+
+TEST(Families, ADifferentHeadCountForTheKeysIsNotClaimed) {
+  ir::Graph g = clip_graph();
+  ir::Node* reshape = node_named(g, kLayer0 + "self_attn/Reshape_1");  // the key projection's head split
+  ASSERT_TRUE(reshape);
+  Tensor& target = g.initializers.at(reshape->inputs[1]);
+  ASSERT_EQ(target.to_i64(), (std::vector<int64_t>{1, 37, -1, 16}));  // 4 heads of 16
+  target = Tensor::from_i64({1, 37, -1, 32});                           // 2 heads of 32
+  families::ClaimReport r = families::claim_families(g);
+  EXPECT_TRUE(r.claims.empty());
+}
+
+TEST(Families, AnExtraOpInsideTheBlockIsNotClaimed) {
+  ir::Graph g = clip_graph();
+  ir::Node* out_bias = node_named(g, kLayer0 + "self_attn/out_proj/Add");
+  ASSERT_TRUE(out_bias);
+  // out_proj -> Relu -> residual Add
+  int relu_out = g.add_value("extra_relu_out");
+  ir::Node relu;
+  relu.name = "extra_relu";
+  relu.op_type = "Relu";
+  relu.opset = 17;
+  relu.inputs = {out_bias->outputs[0]};
+  relu.outputs = {relu_out};
+  for (ir::Node& n : g.nodes)
+    if (n.name == kLayer0 + "Add")
+      for (int& v : n.inputs)
+        if (v == out_bias->outputs[0]) v = relu_out;
+  g.nodes.push_back(relu);
+  ir::topo_sort(g);
+  families::ClaimReport r = families::claim_families(g);
+  EXPECT_TRUE(r.claims.empty());
+}
+
+TEST(Families, DinoWithoutLayerScaleIsNotClaimed) {
+  ir::Graph g = onnx_io::load_model_file(fixture("dinov2", "torchscript.onnx")).graph;
+  passes::run_default_passes(g);
+  // Drop each LayerScale Mul: its readers read the projection directly.
+  std::vector<ir::Node> kept;
+  std::map<int, int> bypass;
+  for (ir::Node& n : g.nodes) {
+    if (n.name.find("layer_scale") != std::string::npos && n.op_type == "Mul") bypass[n.outputs[0]] = n.inputs[0];
+    else kept.push_back(n);
+  }
+  ASSERT_EQ(bypass.size(), 4u);
+  for (ir::Node& n : kept)
+    for (int& v : n.inputs)
+      if (bypass.count(v)) v = bypass[v];
+  g.nodes = kept;
+  families::ClaimReport r = families::claim_families(g);
+  EXPECT_TRUE(r.claims.empty());
+  ASSERT_FALSE(r.unclaimed.empty());
+  EXPECT_NE(r.unclaimed[0].find("no LayerScale"), std::string::npos) << r.unclaimed[0];
+}
+
+TEST(Families, OffSwitchKeepsThePerOpPath) {
+  setenv("KESTREL_FAMILIES", "off", 1);
+  families::ClaimReport r = claims_of(onnx_io::load_model_file(fixture("clip", "torchscript.onnx")).graph);
+  unsetenv("KESTREL_FAMILIES");
+  EXPECT_TRUE(r.claims.empty());
+}
+
+TEST(Families, AFusedNodeThatDisagreesIsWithdrawnAndTheOriginalOpsRun) {
+  ir::Graph g = clip_graph();
+  families::ClaimReport r = families::claim_families(g);
+  ASSERT_EQ(r.claims.size(), 1u);
+  int64_t id = 0;
+  for (ir::Node& n : g.nodes)
+    if (n.name == r.claims[0].node) {
+      n.attrs["scales"].floats[0] *= 2;  // a wrong spec: what an over-claim would carry
+      id = n.attr_i("claim_id", 0);
+    }
+  ASSERT_NE(id, 0);
+  auto compiled = backends::make_cpu_backend()->compile(g);
+  backends::RunOptions opts;
+  opts.threads = 2;
+  Tensor x = read_npy(fixture("clip", "input_0.npy"));
+  testing::internal::CaptureStderr();
+  std::vector<Tensor> out = compiled->run({x}, opts);
+  std::string warning = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(families::withdrawn(id));
+  EXPECT_NE(warning.find("withdrew the clip encoder claim"), std::string::npos) << warning;
+  Agreement a = agreement(out[0], read_npy(fixture("clip", "torchscript_output_0.npy")));
+  EXPECT_GE(a.cosine, 0.99999);
+  EXPECT_LE(a.max_rel, 1e-4);
+}
