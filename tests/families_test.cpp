@@ -109,6 +109,13 @@ void expect_faithful(const Fixture& f, const char* exp, const std::string& backe
     EXPECT_GE(a.cosine, 0.99999) << path << " output " << i << " on " << backend;
     EXPECT_LE(a.max_rel, 1e-4) << path << " output " << i << " on " << backend;
   }
+  if (backend == "vulkan" && !s->families().claims.empty()) {
+    auto placement = s->placement();
+    ASSERT_TRUE(placement.has_value());
+    for (const auto& [reason, count] : placement->cpu_reasons)
+      EXPECT_EQ(reason.find("fused encoder"), std::string::npos) << path << ": " << reason;
+    EXPECT_GT(placement->gpu_flops_share(), 0.9) << path;
+  }
   for (const auto& c : s->families().claims) {
     int64_t id = 0;
     for (const auto& n : s->model().graph.nodes)

@@ -25,6 +25,15 @@ double node_flops(const ir::Node& n, const std::vector<Shape>& in, const std::ve
     }
     return 2 * double(shape_numel(out[0])) * k;
   }
+  if (n.op_type == "TransformerEncoder" && has(0) && in[0].size() == 3) {
+    // Per layer: Q, K, V and output projections, scores and context, the MLP.
+    const double b = double(in[0][0]), t = double(in[0][1]), d = double(in[0][2]);
+    const int first = n.attrs.count("pre_norm") && n.attrs.at("pre_norm").i ? 3 : 1;
+    const size_t fc1 = size_t(first + 12);  // families::kFc1Weight
+    const double f = fc1 < in.size() && in[fc1].size() == 2 ? double(in[fc1][1]) : 4 * d;
+    const double layers = n.attrs.count("layers") ? double(n.attrs.at("layers").i) : 0;
+    return layers * (2 * b * t * d * (4 * d + 2 * f) + 4 * b * t * t * d);
+  }
   return out_elems;
 }
 

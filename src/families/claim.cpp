@@ -108,6 +108,15 @@ std::set<int> block_of(const GraphIndex& gi, const Stack& s, int input) {
 
 std::atomic<int64_t> g_claim_ids{1};
 
+// The weight or bias with each output column multiplied by scale (if any).
+Tensor fold_scale(const Tensor& t, const Tensor& scale) {
+  if (!scale.defined()) return t;
+  std::vector<float> v = t.to_f32(), s = scale.to_f32();
+  const size_t cols = s.size();
+  for (size_t i = 0; i < v.size(); ++i) v[i] *= s[i % cols];
+  return Tensor::from_f32(t.shape(), v);
+}
+
 void note_unclaimed(ClaimReport& r, const std::string& what) {
   if (std::find(r.unclaimed.begin(), r.unclaimed.end(), what) == r.unclaimed.end()) r.unclaimed.push_back(what);
 }
@@ -156,13 +165,17 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const st
   for (size_t i = 0; i < s.layers.size(); ++i) {
     const EncoderLayer& l = s.layers[i];
     const std::string p = "layer" + std::to_string(i) + "/";
-    const Tensor* slots[kSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &l.w_qkv, &l.b_qkv, &l.w_out,
-                                           &l.b_out, &l.layer_scale1, &l.norm2.scale, &l.norm2.bias, &l.w_fc1,
-                                           &l.b_fc1, &l.w_fc2, &l.b_fc2, &l.layer_scale2};
-    static const char* kNames[kSlotsPerLayer] = {"norm1_scale", "norm1_bias", "qkv_weight", "qkv_bias",
-                                                 "out_weight", "out_bias", "layer_scale1", "norm2_scale",
-                                                 "norm2_bias", "fc1_weight", "fc1_bias", "fc2_weight",
-                                                 "fc2_bias", "layer_scale2"};
+    // LayerScale folds into the projection before it: ls * (y W + b) = y (W ls) + b ls.
+    Tensor w_out = fold_scale(l.w_out, l.layer_scale1), b_out = fold_scale(l.b_out, l.layer_scale1);
+    Tensor w_fc2 = fold_scale(l.w_fc2, l.layer_scale2), b_fc2 = fold_scale(l.b_fc2, l.layer_scale2);
+    const Tensor* slots[kSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &l.w_q,    &l.w_k,         &l.w_v,
+                                           &l.b_q,         &l.b_k,         &l.b_v,    &w_out,         &b_out,
+                                           &l.norm2.scale, &l.norm2.bias, &l.w_fc1, &l.b_fc1,       &w_fc2,
+                                           &b_fc2};
+    static const char* kNames[kSlotsPerLayer] = {"norm1_scale", "norm1_bias", "q_weight",  "k_weight",
+                                                 "v_weight",    "q_bias",     "k_bias",    "v_bias",
+                                                 "out_weight",  "out_bias",   "norm2_scale", "norm2_bias",
+                                                 "fc1_weight",  "fc1_bias",   "fc2_weight", "fc2_bias"};
     for (int k = 0; k < kSlotsPerLayer; ++k) fused.inputs.push_back(constant(p + kNames[k], *slots[k]));
     eps.push_back(l.norm1.epsilon);
     eps.push_back(l.norm2.epsilon);

@@ -252,18 +252,9 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   for (const ir::Node* r : w.data_readers(h))
     if (r != ln2 && gi.index_of(r) != gi.producer_index(L.output))
       return w.no("the attention residual is read outside the layer"), std::nullopt;
-  // Pack Q, K, V into one [D, 3D] projection.
-  std::vector<float> wqkv(size_t(d * 3 * d)), bqkv(size_t(3 * d));
-  const int order[3] = {qi, ki, vi};
-  for (int j = 0; j < 3; ++j) {
-    const float* src = p[order[j]].w.data<float>();
-    const float* bias = p[order[j]].b.data<float>();
-    for (int64_t r = 0; r < d; ++r)
-      for (int64_t col = 0; col < d; ++col) wqkv[size_t(r * 3 * d + j * d + col)] = src[r * d + col];
-    for (int64_t col = 0; col < d; ++col) bqkv[size_t(j * d + col)] = bias[col];
-  }
-  L.w_qkv = Tensor::from_f32({d, 3 * d}, wqkv);
-  L.b_qkv = Tensor::from_f32({3 * d}, bqkv);
+  L.w_q = p[qi].w, L.b_q = p[qi].b;
+  L.w_k = p[ki].w, L.b_k = p[ki].b;
+  L.w_v = p[vi].w, L.b_v = p[vi].b;
   return L;
 }
 

@@ -30,7 +30,7 @@ struct LayerNormParams {
 struct EncoderLayer {
   int input = -1, output = -1;  // residual stream value ids in the graph
   LayerNormParams norm1, norm2;
-  Tensor w_qkv, b_qkv;  // [D, 3D] (query, key, value column blocks), [3D]
+  Tensor w_q, w_k, w_v, b_q, b_k, b_v;  // [D, D] and [D]
   Tensor w_out, b_out;  // [D, D], [D]
   Tensor w_fc1, b_fc1;  // [D, F], [F]
   Tensor w_fc2, b_fc2;  // [F, D], [D]

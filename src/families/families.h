@@ -45,12 +45,14 @@ bool families_enabled();
 namespace kestrel::families {
 
 // The fused encoder's inputs: the residual stream x, then (with pre_norm=1)
-// the pre-encoder LayerNorm's scale and bias, then per layer these slots.
-// An absent optional (a bias-less LayerNorm, no LayerScale) is input -1.
+// the pre-encoder LayerNorm's scale and bias, then per layer these slots
+// (weights [in, out]; a LayerScale is folded into the projection before it).
+// An absent optional (a bias-less LayerNorm) is input -1.
 enum LayerSlot {
-  kNorm1Scale, kNorm1Bias, kQkvWeight, kQkvBias, kOutWeight, kOutBias, kLayerScale1,
-  kNorm2Scale, kNorm2Bias, kFc1Weight, kFc1Bias, kFc2Weight, kFc2Bias, kLayerScale2,
+  kNorm1Scale, kNorm1Bias, kQWeight, kKWeight, kVWeight, kQBias, kKBias, kVBias, kOutWeight, kOutBias,
+  kNorm2Scale, kNorm2Bias, kFc1Weight, kFc1Bias, kFc2Weight, kFc2Bias,
   kSlotsPerLayer
 };
+static_assert(kFc1Weight == 12, "backends/flops.cpp reads fc1's width from this slot");
 
 }  // namespace kestrel::families

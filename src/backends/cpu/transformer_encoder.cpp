@@ -48,12 +48,12 @@ void layer_norm(const KernelContext& ctx, const float* x, float* y, int64_t rows
   });
 }
 
-// y[rows, n] = x[rows, k] * w[k, n] + bias, then the activation if any.
+// y[rows, n] (row stride ldy) = x[rows, k] * w[k, n] + bias, then the activation if any.
 void linear(const KernelContext& ctx, const float* x, int64_t rows, int64_t k, const float* w, const float* bias,
-            int64_t n, float* y, const Act* act = nullptr) {
-  ops::sgemm(ctx, false, false, rows, n, k, 1.f, x, k, w, n, 0.f, y, n);
+            int64_t n, float* y, int64_t ldy, const Act* act = nullptr) {
+  ops::sgemm(ctx, false, false, rows, n, k, 1.f, x, k, w, n, 0.f, y, ldy);
   parallel_for(ctx, rows, 8, [&](int64_t r) {
-    float* yr = y + r * n;
+    float* yr = y + r * ldy;
     for (int64_t j = 0; j < n; ++j) yr[j] += bias[j];
     if (!act) return;
     for (int64_t j = 0; j < n; ++j) {
@@ -71,10 +71,10 @@ void linear(const KernelContext& ctx, const float* x, int64_t rows, int64_t k, c
   });
 }
 
-// x += o (* layer_scale).
-void residual(const KernelContext& ctx, float* x, const float* o, const float* ls, int64_t rows, int64_t d) {
+// x += o.
+void residual(const KernelContext& ctx, float* x, const float* o, int64_t rows, int64_t d) {
   parallel_for(ctx, rows, 8, [&](int64_t r) {
-    for (int64_t i = 0; i < d; ++i) x[r * d + i] += ls ? o[r * d + i] * ls[i] : o[r * d + i];
+    for (int64_t i = 0; i < d; ++i) x[r * d + i] += o[r * d + i];
   });
 }
 
@@ -136,14 +136,15 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
   size_t next_tap = 0;
   for (int64_t l = 0; l < layers; ++l) {
     layer_norm(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm1Scale), in(l, fam::kNorm1Bias), eps[size_t(2 * l)]);
-    linear(ctx, y.data(), rows, d, in(l, fam::kQkvWeight), in(l, fam::kQkvBias), 3 * d, qkv.data());
+    for (int j = 0; j < 3; ++j)  // Q, K, V side by side in rows of 3D
+      linear(ctx, y.data(), rows, d, in(l, fam::kQWeight + j), in(l, fam::kQBias + j), d, qkv.data() + j * d, 3 * d);
     attention(ctx, qkv.data(), att.data(), batch, tokens, heads, hd, scales[size_t(l)]);
-    linear(ctx, att.data(), rows, d, in(l, fam::kOutWeight), in(l, fam::kOutBias), d, o.data());
-    residual(ctx, x.data(), o.data(), in(l, fam::kLayerScale1), rows, d);
+    linear(ctx, att.data(), rows, d, in(l, fam::kOutWeight), in(l, fam::kOutBias), d, o.data(), d);
+    residual(ctx, x.data(), o.data(), rows, d);
     layer_norm(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), eps[size_t(2 * l + 1)]);
-    linear(ctx, y.data(), rows, d, in(l, fam::kFc1Weight), in(l, fam::kFc1Bias), f, hidden.data(), &act);
-    linear(ctx, hidden.data(), rows, f, in(l, fam::kFc2Weight), in(l, fam::kFc2Bias), d, o.data());
-    residual(ctx, x.data(), o.data(), in(l, fam::kLayerScale2), rows, d);
+    linear(ctx, y.data(), rows, d, in(l, fam::kFc1Weight), in(l, fam::kFc1Bias), f, hidden.data(), f, &act);
+    linear(ctx, hidden.data(), rows, f, in(l, fam::kFc2Weight), in(l, fam::kFc2Bias), d, o.data(), d);
+    residual(ctx, x.data(), o.data(), rows, d);
     if (next_tap < taps.size() && taps[next_tap] == l) {
       Tensor t = Tensor::from_f32(X.shape(), x);
       outs.push_back(t);

@@ -2,70 +2,10 @@
 // strides, so transposes, 1-D operands and broadcast batches are all views.
 #include <algorithm>
 
-#include "backends/vulkan/ops/util.h"
+#include "backends/vulkan/ops/gemm_record.h"
 
 namespace kestrel::vulkan {
 namespace {
-
-struct GemmPush {
-  uint32_t M, N, K;
-  uint32_t batch_base, mtile_base;
-  uint32_t sam, sak, sbk, sbn;
-  uint32_t scm, scn;
-  float alpha, beta, act_a, act_b;
-  uint32_t bdims[4], sab[4], sbb[4];
-};
-static_assert(sizeof(GemmPush) <= 128, "push constants are limited to 128 bytes");
-
-constexpr uint32_t kTile = 64;
-// Multiply-adds per dispatch: ~2 GFLOP, tens of ms on a phone GPU, a fraction
-// of a millisecond on a desktop one.
-constexpr uint64_t kMacsPerDispatch = uint64_t(1) << 30;
-
-struct GemmPlan {
-  GemmPush p{};
-  uint64_t batches = 1;
-  bool a_kcontig = true, b_ncontig = true, has_c = false;
-};
-
-// Records `plan` in bounded dispatches: whole batches when a batch is small,
-// else bands of row tiles within each batch.
-void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTensor& b, const GpuTensor* c,
-                 GpuTensor& y) {
-  GemmPush& p = plan.p;
-  if (y.numel() == 0) return;
-  const uint32_t max_groups = 65535;
-  uint64_t nt = (p.N + kTile - 1) / kTile, mt = (p.M + kTile - 1) / kTile;
-  if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
-  ActParams act = fused_activation(ctx.node);
-  p.act_a = act.a;
-  p.act_b = act.b;
-  std::vector<int32_t> spec = {int32_t(act.act), plan.a_kcontig ? 1 : 0, plan.b_ncontig ? 1 : 0, plan.has_c ? 1 : 0};
-  std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y)};
-  uint64_t tile_macs = uint64_t(kTile) * kTile * std::max<uint32_t>(p.K, 1);
-  uint64_t batch_macs = tile_macs * mt * nt;
-  if (batch_macs <= kMacsPerDispatch) {
-    uint64_t per = std::clamp<uint64_t>(kMacsPerDispatch / batch_macs, 1, max_groups);
-    for (uint64_t b0 = 0; b0 < plan.batches; b0 += per) {
-      p.batch_base = uint32_t(b0);
-      p.mtile_base = 0;
-      ctx.dispatch("gemm", spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
-                   uint32_t(std::min(per, plan.batches - b0)));
-    }
-    return;
-  }
-  uint64_t rows = std::clamp<uint64_t>(kMacsPerDispatch / (tile_macs * nt), 1, max_groups);
-  for (uint64_t b0 = 0; b0 < plan.batches; ++b0)
-    for (uint64_t m0 = 0; m0 < mt; m0 += rows) {
-      p.batch_base = uint32_t(b0);
-      p.mtile_base = uint32_t(m0);
-      ctx.dispatch("gemm", spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
-    }
-}
-
-void init_batch(GemmPush& p) {
-  for (int d = 0; d < 4; ++d) p.bdims[d] = 1, p.sab[d] = 0, p.sbb[d] = 0;
-}
 
 void gemm(OpContext& ctx) {
   require_float(ctx, {0, 1, 2});
@@ -104,7 +44,7 @@ void gemm(OpContext& ctx) {
     plan.has_c = true;
   }
   GpuTensor& Y = ctx.output(0, A.dtype, {M, N});
-  record_gemm(ctx, plan, A, B, C, Y);
+  record_gemm(ctx, plan, A, B, C, Y, fused_activation(ctx.node));
 }
 
 void matmul(OpContext& ctx) {
@@ -154,7 +94,7 @@ void matmul(OpContext& ctx) {
     }
   }
   GpuTensor& Y = ctx.output(0, A.dtype, out);
-  record_gemm(ctx, plan, A, B, nullptr, Y);
+  record_gemm(ctx, plan, A, B, nullptr, Y, fused_activation(ctx.node));
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Y[b] = act(alpha * op(A[b]) op(B[b]) + beta * C), one 64x64 output tile per
+// Y[b] = act(alpha * op(A[b]) op(B[b]) + beta * C) [+ R], one 64x64 output tile per
 // workgroup of 256 threads, each thread a 4x4 block; K in chunks of 16 staged
 // in shared memory. A and B are addressed through strides, so transposed
 // operands and broadcast batches need no copies. gz walks the batch (decoded
-// over up to 4 batch dims), gy the row tiles from mtile_base.
+// over up to 4 batch dims), gy the row tiles from mtile_base. Y is dense
+// [batch, M, N] unless sym is set: then row stride sym and batch strides syb
+// (a head's slice of a [tokens, heads * head_dim] matrix). R, read at Y's
+// index, is a residual added last; it may be Y itself (in place).
 #include "common.glsl"
 #include "activation.glsl"
 layout(local_size_x = 256) in;
@@ -12,10 +15,12 @@ layout(constant_id = 0) const int ACT = 0;
 layout(constant_id = 1) const int A_KCONTIG = 1;  // A's k index has unit stride (else its m index does)
 layout(constant_id = 2) const int B_NCONTIG = 1;  // B's n index has unit stride (else its k index does)
 layout(constant_id = 3) const int HAS_C = 0;
+layout(constant_id = 4) const int HAS_R = 0;
 layout(std430, binding = 0) readonly buffer A_ { T a[]; };
 layout(std430, binding = 1) readonly buffer B_ { T b[]; };
 layout(std430, binding = 2) readonly buffer C_ { T c[]; };
-layout(std430, binding = 3) writeonly buffer Y_ { T y[]; };
+layout(std430, binding = 3) buffer Y_ { T y[]; };
+layout(std430, binding = 4) readonly buffer R_ { T r[]; };
 layout(push_constant) uniform Push {
   uint M, N, K;
   uint batch_base, mtile_base;
@@ -24,6 +29,8 @@ layout(push_constant) uniform Push {
   float alpha, beta, act_a, act_b;
   uint bdims[4];            // output batch dims (leading ones padded with 1)
   uint sab[4], sbb[4];      // A's and B's element strides along them (0: broadcast)
+  uint sym;                 // Y's row stride (0: N, dense)
+  uint syb[4];              // Y's batch strides when sym is set
 } pc;
 
 const uint BM = 64, BN = 64, BK = 16;
@@ -36,12 +43,13 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   uint tx = tid % 16, ty = tid / 16;
   uint batch = pc.batch_base + gl_WorkGroupID.z;
-  uint rest = batch, oa = 0, ob = 0;
+  uint rest = batch, oa = 0, ob = 0, oy = 0;
   for (int d = 3; d >= 0; --d) {
     uint i = rest % pc.bdims[d];
     rest /= pc.bdims[d];
     oa += i * pc.sab[d];
     ob += i * pc.sbb[d];
+    oy += i * pc.syb[d];
   }
   uint m0 = (pc.mtile_base + gl_WorkGroupID.y) * BM, n0 = gl_WorkGroupID.x * BN;
   vec4 acc[4] = vec4[4](vec4(0), vec4(0), vec4(0), vec4(0));
@@ -72,7 +80,8 @@ void main() {
     barrier();
   }
 
-  uint ybase = batch * pc.M * pc.N;
+  uint ybase = pc.sym == 0 ? batch * pc.M * pc.N : oy;
+  uint ystride = pc.sym == 0 ? pc.N : pc.sym;
   for (uint i = 0; i < 4; ++i) {
     uint gm = m0 + ty * 4 + i;
     if (gm >= pc.M) break;
@@ -81,7 +90,10 @@ void main() {
       if (gn >= pc.N) break;
       float v = pc.alpha * acc[i][j];
       if (HAS_C != 0) v += pc.beta * LD(c[gm * pc.scm + gn * pc.scn]);
-      y[ybase + gm * pc.N + gn] = ST(activate(ACT, v, pc.act_a, pc.act_b));
+      uint yi = ybase + gm * ystride + gn;
+      v = activate(ACT, v, pc.act_a, pc.act_b);
+      if (HAS_R != 0) v += LD(r[yi]);
+      y[yi] = ST(v);
     }
   }
 }
