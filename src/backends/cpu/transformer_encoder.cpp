@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "families/claim_state.h"
-#include "families/families.h"
+#include "families/encoder_spec.h"
 #include "ops/common.h"
 #include "ops/gemm_util.h"
 
@@ -24,8 +24,7 @@ namespace fam = kestrel::families;
 
 enum class Act { GeluErf, GeluTanh, QuickGelu, Silu, Relu };
 
-Act act_of(const KernelContext& ctx) {
-  std::string a = ctx.node.attr_s("activation", "");
+Act act_of(const KernelContext& ctx, const std::string& a) {
   if (a == "gelu") return Act::GeluErf;
   if (a == "gelu_tanh") return Act::GeluTanh;
   if (a == "quick_gelu") return Act::QuickGelu;
@@ -106,29 +105,24 @@ void attention(const KernelContext& ctx, const float* qkv, float* out, int64_t b
 std::vector<Tensor> run_fused(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   if (X.dtype() != DType::Float32 || X.rank() != 3) ctx.fail("expects a float32 [batch, tokens, width] input, got ", shape_str(X.shape()));
-  const ir::Node& n = ctx.node;
-  const int64_t layers = n.attr_i("layers", 0), heads = n.attr_i("heads", 0), hd = n.attr_i("head_dim", 0);
+  const fam::EncoderSpec spec = fam::EncoderSpec::of(ctx.node);
+  const int64_t layers = spec.layers, heads = spec.heads, hd = spec.head_dim;
   const int64_t batch = X.dim(0), tokens = X.dim(1), d = X.dim(2), rows = batch * tokens;
   if (heads * hd != d) ctx.fail("width ", d, " is not heads ", heads, " x head_dim ", hd);
-  const bool pre_norm = n.attr_i("pre_norm", 0) != 0;
-  const std::vector<float> eps = n.attr_floats("epsilons"), scales = n.attr_floats("scales");
-  const std::vector<int64_t> taps = n.attr_ints("taps");
-  const int first = pre_norm ? 3 : 1;
-  if (ctx.num_inputs() != first + layers * fam::kSlotsPerLayer || int64_t(eps.size()) != 2 * layers ||
-      int64_t(scales.size()) != layers)
-    ctx.fail("inputs and attributes do not describe ", layers, " layers");
-  const Act act = act_of(ctx);
+  const std::vector<float>& eps = spec.epsilons;
+  const std::vector<int64_t>& taps = spec.taps;
+  const Act act = act_of(ctx, spec.activation);
   auto in = [&](int64_t layer, int slot) -> const float* {
-    int i = int(first + layer * fam::kSlotsPerLayer + slot);
+    int i = spec.input(layer, slot);
     return ctx.has_input(i) ? ctx.input(i).data<float>() : nullptr;
   };
-  const int64_t f = ctx.input(int(first + fam::kFc1Weight)).dim(1);
+  const int64_t f = ctx.input(spec.input(0, fam::kFc1Weight)).dim(1);
 
   std::vector<float> x(size_t(rows * d)), y(size_t(rows * d)), qkv(size_t(rows * 3 * d)), att(size_t(rows * d)),
       o(size_t(rows * d)), hidden(size_t(rows * f));
-  if (pre_norm) {
+  if (spec.pre_norm) {
     layer_norm(ctx, X.data<float>(), x.data(), rows, d, ctx.input(1).data<float>(),
-               ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, n.attr_f("pre_norm_epsilon", 1e-5f));
+               ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, spec.pre_norm_epsilon);
   } else {
     std::copy(X.data<float>(), X.data<float>() + rows * d, x.begin());
   }
@@ -138,7 +132,7 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
     layer_norm(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm1Scale), in(l, fam::kNorm1Bias), eps[size_t(2 * l)]);
     for (int j = 0; j < 3; ++j)  // Q, K, V side by side in rows of 3D
       linear(ctx, y.data(), rows, d, in(l, fam::kQWeight + j), in(l, fam::kQBias + j), d, qkv.data() + j * d, 3 * d);
-    attention(ctx, qkv.data(), att.data(), batch, tokens, heads, hd, scales[size_t(l)]);
+    attention(ctx, qkv.data(), att.data(), batch, tokens, heads, hd, spec.scales[size_t(l)]);
     linear(ctx, att.data(), rows, d, in(l, fam::kOutWeight), in(l, fam::kOutBias), d, o.data(), d);
     residual(ctx, x.data(), o.data(), rows, d);
     layer_norm(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), eps[size_t(2 * l + 1)]);

@@ -12,7 +12,7 @@
 #include "backends/vulkan/ops/gemm_record.h"
 #include "backends/vulkan/ops/row_dispatch.h"
 #include "families/claim_state.h"
-#include "families/families.h"
+#include "families/encoder_spec.h"
 
 namespace kestrel::vulkan {
 namespace {
@@ -95,8 +95,7 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
   record_gemm(ctx, c, scores, v, nullptr, out, ActParams{});
 }
 
-ActParams activation(const OpContext& ctx) {
-  std::string a = ctx.node.attr_s("activation", "");
+ActParams activation(const OpContext& ctx, const std::string& a) {
   if (a == "gelu") return {Act::Gelu, 0, 0};
   if (a == "gelu_tanh") return {Act::GeluTanh, 0, 0};
   if (a == "quick_gelu") return {Act::SigmoidScaled, 1.702f, 0};
@@ -116,18 +115,14 @@ void record_encoder(OpContext& ctx) {
   // reaches ~29000) and every GEMM input; this kernel keeps float32.
   if (ctx.half()) ctx.unsupported("float16 storage: the fused encoder runs in float32 runs only");
   if (!X.is_float() || X.shape.size() != 3) ctx.unsupported("input ", shape_str(X.shape), " is not float [batch, tokens, width]");
-  const int64_t layers = n.attr_i("layers", 0), heads = n.attr_i("heads", 0), hd = n.attr_i("head_dim", 0);
+  const fam::EncoderSpec spec = fam::EncoderSpec::of(n);
+  const int64_t layers = spec.layers, heads = spec.heads, hd = spec.head_dim;
   const int64_t batch = X.shape[0], tokens = X.shape[1], d = X.shape[2], rows = batch * tokens;
   if (heads * hd != d) ctx.fail("width ", d, " is not heads ", heads, " x head_dim ", hd);
-  const bool pre_norm = n.attr_i("pre_norm", 0) != 0;
-  const std::vector<float> eps = n.attr_floats("epsilons"), scales = n.attr_floats("scales");
-  const std::vector<int64_t> taps = n.attr_ints("taps");
-  const int first = pre_norm ? 3 : 1;
-  if (ctx.num_inputs() != first + layers * fam::kSlotsPerLayer || int64_t(eps.size()) != 2 * layers ||
-      int64_t(scales.size()) != layers || taps.size() != size_t(ctx.num_outputs()))
-    ctx.fail("inputs and attributes do not describe ", layers, " layers");
+  const std::vector<float>& eps = spec.epsilons;
+  const std::vector<int64_t>& taps = spec.taps;
   auto in = [&](int64_t layer, int slot) -> const GpuTensor* {
-    int i = int(first + layer * fam::kSlotsPerLayer + slot);
+    int i = spec.input(layer, slot);
     return ctx.has_input(i) ? &ctx.input(i) : nullptr;
   };
   auto need = [&](int64_t layer, int slot) -> const GpuTensor& {
@@ -145,20 +140,19 @@ void record_encoder(OpContext& ctx) {
   auto temp = [&](int64_t floats) { return ctx.temp_words(size_t(floats)); };
   GpuTensor x = temp(rows * d), y = temp(rows * d), q = temp(rows * d), k = temp(rows * d), v = temp(rows * d),
             att = temp(rows * d), hidden = temp(rows * f), scores = temp(int64_t(score_bytes / 4));
-  if (pre_norm) {
-    layer_norm(ctx, X, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr, x, rows, d,
-               n.attr_f("pre_norm_epsilon", 1e-5f));
+  if (spec.pre_norm) {
+    layer_norm(ctx, X, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr, x, rows, d, spec.pre_norm_epsilon);
   } else {
     copy(ctx, X, x, rows * d);
   }
-  const ActParams act = activation(ctx);
+  const ActParams act = activation(ctx, spec.activation);
   size_t next_tap = 0;
   for (int64_t l = 0; l < layers; ++l) {
     layer_norm(ctx, x, need(l, fam::kNorm1Scale), in(l, fam::kNorm1Bias), y, rows, d, eps[size_t(2 * l)]);
     const GpuTensor* qkv[3] = {&q, &k, &v};
     for (int j = 0; j < 3; ++j)
       linear(ctx, y, rows, d, need(l, fam::kQWeight + j), need(l, fam::kQBias + j), d, *qkv[j], ActParams{}, nullptr);
-    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, scales[size_t(l)]);
+    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)]);
     linear(ctx, att, rows, d, need(l, fam::kOutWeight), need(l, fam::kOutBias), d, x, ActParams{}, &x);
     layer_norm(ctx, x, need(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), y, rows, d, eps[size_t(2 * l + 1)]);
     linear(ctx, y, rows, d, need(l, fam::kFc1Weight), need(l, fam::kFc1Bias), f, hidden, act, nullptr);
