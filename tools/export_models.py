@@ -46,6 +46,14 @@ def randomize(model):
     return model.eval()
 
 
+def keep_depth_positive(model, name, full):
+    """At full size, random weights drive every pre-ReLU depth below zero (an
+    all-zero map compares as nothing): lift the head's last conv bias."""
+    if name == "depth_anything" and full:
+        with torch.no_grad():
+            model.head.conv3.bias.fill_(1.0)
+
+
 def image(batch, size, channels=3):
     g = torch.Generator().manual_seed(SEED + 1)
     h, w = (size, size) if isinstance(size, int) else size
@@ -226,6 +234,7 @@ def build_one(name, out_dir, full, exporters):
     torch.manual_seed(SEED)
     model, args, in_names, out_names, cfg = FAMILIES[name](full)
     randomize(model)
+    keep_depth_positive(model, name, full)
     d = os.path.join(out_dir, name)
     os.makedirs(d, exist_ok=True)
     with torch.no_grad():

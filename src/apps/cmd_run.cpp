@@ -12,7 +12,7 @@
 namespace kestrel::cli {
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--precision", "--threads", "--dim", "--seed", "--save-inputs"}, {});
+  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--precision", "--threads", "--dim", "--seed", "--save-inputs", "--runs"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "run expects one MODEL argument");
   auto s = Session::load(a.positional[0], session_options(a));
   auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
@@ -22,8 +22,13 @@ int cmd_run(int argc, char** argv) {
     for (size_t i = 0; i < s->inputs().size(); ++i)
       write_npy(dir + "/" + std::to_string(i) + ".npy", inputs.at(s->inputs()[i].name));
   }
+  // --runs N: the last of N runs is reported (a fused encoder's first run of
+  // each input shape is checked against its original ops on the CPU).
+  const int runs = a.get_int("--runs", 1);
+  KESTREL_CHECK(runs >= 1, "--runs must be at least 1");
   RunStats st;
-  auto outs = s->run(inputs, &st);
+  std::vector<Tensor> outs;
+  for (int r = 0; r < runs; ++r) outs = s->run(inputs, &st);
   for (size_t i = 0; i < outs.size(); ++i)
     std::printf("output %zu '%s': %s\n", i, s->outputs()[i].name.c_str(), summarize(outs[i]).c_str());
   std::printf("time: %.3f ms (backend %s, %d threads)\n", st.ms, s->backend_name().c_str(), s->threads());

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Full-size transformer family models, in one run: Kestrel-Vulkan with the
+encoder fused, Kestrel-Vulkan op by op (KESTREL_FAMILIES=off), ONNX Runtime's
+CPU EP on every host core, and PyTorch CUDA fp16 eager, with Kestrel's fused
+outputs checked against ONNX Runtime's on the same input.
+
+Needs torch, transformers and onnxruntime (the GPU machine has them). Models
+are exported on first use by tools/export_models.py --full into --work.
+
+  python3 bench/families_vs_ort.py --kestrel build/kestrel --work /tmp/families [--models clip ...]
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+sys.path.insert(0, HERE)
+import export_models  # noqa: E402
+from bench_models import ort_median_ms  # noqa: E402
+
+DEFAULT = ["clip", "siglip", "dinov2", "depth_anything"]
+
+
+def kestrel_bench(kestrel, model, flags, runs, env):
+    out = subprocess.check_output([kestrel, "bench", model, "--runs", str(runs), "--json"] + flags, env=env)
+    return json.loads(out)
+
+
+def torch_cuda_fp16_ms(name, runs):
+    import torch
+    torch.manual_seed(export_models.SEED)
+    model, args, _, _, _ = export_models.FAMILIES[name](True)
+    export_models.randomize(model)
+    export_models.keep_depth_positive(model, name, True)
+    model = model.half().cuda().eval()
+    args = [a.cuda().half() if a.is_floating_point() else a.cuda() for a in args]
+    with torch.no_grad():
+        for _ in range(5):
+            model(*args)
+        torch.cuda.synchronize()
+        t = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            model(*args)
+            torch.cuda.synchronize()
+            t.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(t))
+
+
+def agreement(ours, ref):
+    a, b = ours.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
+    cos = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+    return cos, float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kestrel", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--models", nargs="*", default=DEFAULT)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--runs", type=int, default=20)
+    a = ap.parse_args()
+    probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
+    gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+    rows = []
+    for name in a.models:
+        d = os.path.join(a.work, name)
+        model = os.path.join(d, "torchscript.onnx")
+        if not os.path.exists(model):
+            export_models.build_one(name, a.work, True, ["torchscript"])
+        meta = json.load(open(os.path.join(d, "meta.json")))
+        feeds = {n: np.load(os.path.join(d, f"input_{i}.npy")) for i, n in enumerate(meta["inputs"])}
+        flags = [x for i, n in enumerate(meta["inputs"]) for x in ("--input", f"{n}={os.path.join(d, f'input_{i}.npy')}")]
+        flags += ["--threads", str(a.threads)]
+        info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json"]))
+        fam = ", ".join(f"{c['family']} ({c['layers']} layers)" for c in info["families"]) or "none"
+        env = dict(os.environ)
+        fused = kestrel_bench(a.kestrel, model, flags + ["--backend", "vulkan", "--precision", "fp32"], a.runs, env)
+        env_off = dict(env, KESTREL_FAMILIES="off")
+        per_op = kestrel_bench(a.kestrel, model, flags + ["--backend", "vulkan", "--precision", "fp32"], a.runs, env_off)
+        o_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, a.runs // 4))
+        t_ms = torch_cuda_fp16_ms(name, a.runs)
+        with tempfile.TemporaryDirectory() as out:
+            # The first run checks the claim on the CPU: the second is the GPU path compared here.
+            subprocess.check_call([a.kestrel, "run", model, "--backend", "vulkan", "--precision", "fp32", "--runs", "2",
+                                   "--output-dir", out] + flags, stdout=subprocess.DEVNULL)
+            k0 = np.load(os.path.join(out, "0.npy"))
+        cos, err = agreement(k0, ref[0])
+        absrel = float(np.mean(np.abs(k0 - ref[0]) / np.maximum(np.abs(ref[0]), 1e-6))) if name == "depth_anything" else None
+        row = dict(name=name, family=fam, fused=fused["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms,
+                   cos=cos, err=err, absrel=absrel, placement=fused.get("placement", ""))
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    print(f"\nGPU: {gpu['name']} (Vulkan {gpu['api_version']}, driver {gpu['driver_info']}); host: "
+          f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, ONNX Runtime threads {a.threads}; "
+          f"onnxruntime {ort.__version__} CPU EP; median of {a.runs} runs after warm-up (ONNX Runtime: {max(3, a.runs // 4)})")
+    print("| model | claimed | Kestrel Vulkan fused (ms) | Kestrel Vulkan per-op (ms) | ONNX Runtime CPU EP (ms) "
+          "| PyTorch CUDA fp16 eager (ms) | per-op / fused | ORT / fused | PyTorch / fused | fused vs ORT: cosine, max abs / range |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        extra = f", depth AbsRel {r['absrel']:.1e}" if r["absrel"] is not None else ""
+        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
+              f"{r['per_op'] / r['fused']:.2f}x | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | "
+              f"{r['cos']:.7f}, {r['err']:.1e}{extra} |")
+
+
+if __name__ == "__main__":
+    main()
