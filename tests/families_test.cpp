@@ -276,3 +276,24 @@ TEST(Families, AFusedNodeThatDisagreesIsWithdrawnAndTheOriginalOpsRun) {
   EXPECT_GE(a.cosine, 0.99999);
   EXPECT_LE(a.max_rel, 1e-4);
 }
+
+TEST(Families, AnUnreadableHeadCountNamesTheVariableThatGivesIt) {
+  ir::Graph g = clip_graph();
+  // No projection shows its head split: every one reshapes to [1, 37, -1, -1].
+  for (const char* layer : {"/encoder/layers.0/", "/encoder/layers.1/"})
+    for (const char* r : {"self_attn/Reshape", "self_attn/Reshape_1", "self_attn/Reshape_2"}) {
+      ir::Node* reshape = node_named(g, std::string(layer) + r);
+      ASSERT_TRUE(reshape) << layer << r;
+      g.initializers.at(reshape->inputs[1]) = Tensor::from_i64({1, 37, -1, -1});
+    }
+  ir::Graph copy = g;
+  families::ClaimReport r = families::claim_families(copy);
+  EXPECT_TRUE(r.claims.empty());
+  ASSERT_FALSE(r.unclaimed.empty());
+  EXPECT_NE(r.unclaimed[0].find("KESTREL_ENCODER_HEADS"), std::string::npos) << r.unclaimed[0];
+  setenv("KESTREL_ENCODER_HEADS", "4", 1);
+  r = families::claim_families(g);
+  unsetenv("KESTREL_ENCODER_HEADS");
+  ASSERT_EQ(r.claims.size(), 1u);
+  EXPECT_EQ(r.claims[0].heads, 4);
+}

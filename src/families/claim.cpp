@@ -249,8 +249,15 @@ ClaimReport claim_families(ir::Graph& g) {
       if (x < 0 || !tried.insert(x).second) continue;
       std::string why;
       Stack s = chain_from(gi, x, why);
-      if (s.layers.empty()) continue;
       const std::string where = "node '" + n.name + "'";
+      if (s.layers.empty()) {
+        // Worth reporting only where attention starts: the norm feeds projections.
+        int projections = 0;
+        for (int r : gi.readers(n.outputs[0])) projections += gi.node(r).op_type == "MatMul";
+        if (!why.empty() && (projections >= 3 || why.find("fused QKV") != std::string::npos))
+          note_unclaimed(report, where + ": " + why);
+        continue;
+      }
       s.pre_norm = pre_norm_of(gi, x);
       const int input = s.pre_norm >= 0 ? gi.node(s.pre_norm).inputs[0] : x;
       std::set<int> block = block_of(gi, s, input);

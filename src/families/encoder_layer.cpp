@@ -3,7 +3,9 @@
 // any surprise ends the match with the reason, so nothing near-miss is claimed.
 #include "families/encoder_layer.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 namespace kestrel::families {
@@ -147,6 +149,22 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   if (gi.escapes(y)) return w.no("the normalized input is read outside the layer"), std::nullopt;
   // Q, K, V: three MatMuls of y; which is which follows from where each goes.
   auto projections = w.data_readers(y);
+  if (projections.size() == 1 && projections[0]->op_type == "MatMul") {
+    const Tensor* wt = gi.constant(projections[0]->inputs[1]);
+    // A fused QKV is split in three (a Reshape with a 3 in its target, or a
+    // 3-way Split); GeGLU's fc1, also 3D wide at times, splits in two.
+    int v = projections[0]->outputs[0];
+    if (const ir::Node* add = w.next(v); add && add->op_type == "Add") v = add->outputs[0];
+    const ir::Node* split = w.next(v);
+    bool three_way = split && ((split->op_type == "Split" && split->outputs.size() == 3) ||
+                               (split->op_type == "Reshape" && [&] {
+                                 auto t = gi.reshape_target(*split);
+                                 return std::find(t.begin(), t.end(), 3) != t.end();
+                               }()));
+    if (wt && wt->rank() == 2 && wt->dim(0) == d && wt->dim(1) == 3 * d && three_way)
+      return w.no("a fused QKV projection, which no family matches yet (SAM ViT-Det and ModernBERT are next)"),
+             std::nullopt;
+  }
   if (projections.size() != 3) return w.no("the normalized input does not feed three projections"), std::nullopt;
   struct Proj {
     Tensor w, b;
@@ -196,10 +214,24 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
     return w.no("the attention weights do not multiply the value projection"), std::nullopt;
   w.take(context);
   // Heads: every projection must split the same way.
-  L.heads = w.heads_of(p[qi].split, d);
-  if (L.heads <= 0) return w.no("the head count cannot be read from the query's Reshape"), std::nullopt;
-  for (int i : {ki, vi})
-    if (w.heads_of(p[i].split, d) != L.heads) return w.no("query, key and value split into different head counts"), std::nullopt;
+  // Heads: every projection that shows its split must show the same one;
+  // when none does, KESTREL_ENCODER_HEADS gives it (the first-run check of
+  // the claim catches a wrong value).
+  for (int i : {qi, ki, vi}) {
+    int64_t h = w.heads_of(p[i].split, d);
+    if (h <= 0) continue;
+    if (L.heads > 0 && h != L.heads) return w.no("query, key and value split into different head counts"), std::nullopt;
+    L.heads = h;
+  }
+  if (L.heads <= 0) {
+    const char* given = std::getenv("KESTREL_ENCODER_HEADS");
+    int64_t h = given ? std::atoll(given) : 0;
+    if (h <= 0 || d % h != 0)
+      return w.no("the head count cannot be read from the graph (width " + std::to_string(d) +
+                  "); set KESTREL_ENCODER_HEADS=<heads> to give it"),
+             std::nullopt;
+    L.heads = h;
+  }
   L.head_dim = d / L.heads;
   L.scale = float(p[qi].scale * p[ki].scale * score_scale);
   if (p[vi].scale != 1) return w.no("the value projection is scaled"), std::nullopt;
