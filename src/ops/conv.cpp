@@ -103,9 +103,13 @@ void run_conv(KernelContext& ctx) {
   // Few output positions (a 1-D conv over a short signal) leave threads idle
   // while one of them streams all the weights: split the output channels too,
   // in blocks of at least 32 rows (each block gathers its own columns).
+  // Only worth it past ~2M multiply-adds: below that, waking a team of
+  // threads costs more than it saves (Silero VAD's convolutions on 16 cores).
   const int64_t tasks = s.N * s.group * nchunks;
-  const int64_t mparts = tasks >= ctx.threads() ? 1
-                                                : std::clamp<int64_t>(std::min(ctx.threads() / tasks, s.Mg / 32), 1, s.Mg);
+  const bool big = s.N * s.M * OS * K >= (int64_t(1) << 21);
+  const int64_t mparts = tasks >= ctx.threads() || !big
+                             ? 1
+                             : std::clamp<int64_t>(std::min(ctx.threads() / tasks, s.Mg / 32), 1, s.Mg);
   const int64_t mblock = (s.Mg + mparts - 1) / mparts;
   parallel_for(ctx, tasks * mparts, 1, [&](int64_t task) {
     static thread_local std::vector<float> col;

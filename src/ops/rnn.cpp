@@ -76,12 +76,14 @@ std::vector<Act> read_activations(const KernelContext& ctx, Cell cell, int dirs)
 }
 
 // C[m, n] (+)= A[m, k] * B[n, k]^T with leading dimensions. A step of a
-// small batch reads all of B (the weights) for few rows of A: spread B's
-// rows over the threads in blocks of at least 64.
+// small batch reads all of B (the weights) for few rows of A: when that is
+// large, spread B's rows over the threads in blocks of at least 64.
 void gemm_nt(const KernelContext& ctx, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
              int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return;
-  const int64_t parts = std::clamp<int64_t>(std::min<int64_t>(ctx.threads(), n / 64), 1, n);
+  // Past ~1M multiply-adds only: smaller steps finish before a team wakes.
+  const bool big = m * n * k >= (int64_t(1) << 20);
+  const int64_t parts = big ? std::clamp<int64_t>(std::min<int64_t>(ctx.threads(), n / 64), 1, n) : 1;
   const int64_t block = (n + parts - 1) / parts;
   parallel_for(ctx, parts, 1, [&](int64_t p) {
     const int64_t j0 = p * block, j1 = std::min(n, j0 + block);
