@@ -7,6 +7,7 @@
 #include <set>
 
 #include "families/families.h"
+#include "families/block.h"
 #include "families/vit_families.h"
 
 namespace kestrel::families {
@@ -60,52 +61,6 @@ int pre_norm_of(const GraphIndex& gi, int x) {
   return gi.index_of(n);
 }
 
-// The block a stack replaces: its layers' nodes, the pre-norm, and every
-// node whose outputs only the block reads and whose inputs come from the
-// block, its input or constants (the shape helpers of the Reshapes).
-std::set<int> block_of(const GraphIndex& gi, const Stack& s, int input) {
-  std::set<int> block;
-  for (const EncoderLayer& l : s.layers) block.insert(l.nodes.begin(), l.nodes.end());
-  if (s.pre_norm >= 0) block.insert(s.pre_norm);
-  const int n = int(gi.graph().nodes.size());
-  std::set<int> helpers;
-  for (int i = n - 1; i >= 0; --i) {
-    if (block.count(i)) continue;
-    bool only_block_reads = false;
-    for (int v : gi.node(i).outputs) {
-      if (v < 0) continue;
-      only_block_reads = !gi.readers(v).empty() && !gi.escapes(v) && v != input;  // never absorb the input's producer
-      for (int r : gi.readers(v))
-        if (!block.count(r) && !helpers.count(r)) only_block_reads = false;
-      if (!only_block_reads) break;
-    }
-    bool has_subgraph = false;
-    for (const auto& [name, a] : gi.node(i).attrs) has_subgraph = has_subgraph || a.g != nullptr;
-    if (only_block_reads && !has_subgraph) helpers.insert(i);
-  }
-  // Keep helpers whose inputs the block provides (drops ones reaching back
-  // to nodes before the encoder).
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto it = helpers.begin(); it != helpers.end();) {
-      bool ok = true;
-      for (int v : gi.node(*it).inputs) {
-        if (v < 0 || v == input || gi.constant(v)) continue;
-        int p = gi.producer_index(v);
-        if (p < 0 || (!block.count(p) && !helpers.count(p))) ok = false;
-      }
-      if (ok) {
-        ++it;
-      } else {
-        it = helpers.erase(it);
-        changed = true;
-      }
-    }
-  }
-  block.insert(helpers.begin(), helpers.end());
-  return block;
-}
-
 std::atomic<int64_t> g_claim_ids{1};
 
 // The weight or bias with each output column multiplied by scale (if any).
@@ -122,8 +77,9 @@ void note_unclaimed(ClaimReport& r, const std::string& what) {
 }
 
 // Builds the fused node and its "original" subgraph; rewrites g.
-FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const std::set<int>& block, int input,
+FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Block& block,
                     const std::vector<int>& taps, const std::string& family, const Embedding& e) {
+  const int input = block.input;
   FamilyClaim c;
   c.family = family;
   c.layers = int64_t(s.layers.size());
@@ -137,7 +93,7 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const st
   c.layer_scale = l0.layer_scale1.defined();
   c.class_token = e.class_token;
   c.registers = e.registers;
-  c.replaced_nodes = block.size();
+  c.replaced_nodes = block.nodes.size();
   const int64_t id = g_claim_ids++;
   c.node = "kestrel/" + family + "_encoder_" + std::to_string(id);
 
@@ -147,13 +103,7 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const st
   fused.domain = kDomain;
   fused.opset = 1;
   fused.inputs.push_back(input);
-  auto constant = [&](const std::string& what, const Tensor& t) {
-    if (!t.defined()) return -1;
-    int v = g.add_value(c.node + "/" + what);
-    g.values[size_t(v)].dtype = DType::Float32;
-    g.initializers[v] = t.cast(DType::Float32);
-    return v;
-  };
+  auto constant = [&](const std::string& what, const Tensor& t) { return add_float_constant(g, c.node + "/" + what, t); };
   std::vector<float> eps, scales;
   if (c.pre_norm) {
     const ir::Node& ln = g.nodes[size_t(s.pre_norm)];
@@ -203,33 +153,9 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const st
     fused.outputs.push_back(s.layers[size_t(t)].output);
   }
   // The replaced nodes, as a subgraph reading x, for the first-run check.
-  auto original = std::make_shared<ir::Graph>();
-  original->name = c.node + "/original";
-  auto local = [&](int v) {
-    if (v < 0) return -1;
-    int id2 = original->add_value(g.values[size_t(v)].name);
-    original->values[size_t(id2)].dtype = g.values[size_t(v)].dtype;
-    if (const Tensor* t = gi.constant(v)) original->initializers[id2] = *t;
-    return id2;
-  };
-  original->inputs.push_back(local(input));
-  for (int i : block) {
-    ir::Node n = g.nodes[size_t(i)];
-    for (int& v : n.inputs) v = local(v);
-    for (int& v : n.outputs) v = local(v);
-    original->nodes.push_back(std::move(n));
-  }
-  for (int v : fused.outputs) original->outputs.push_back(local(v));
   fused.attrs["original"].kind = ir::Attribute::Kind::Graph;
-  fused.attrs["original"].g = original;
-
-  std::vector<ir::Node> kept;
-  const int first = *block.begin();
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (int(i) == first) kept.push_back(fused);
-    if (!block.count(int(i))) kept.push_back(std::move(g.nodes[i]));
-  }
-  g.nodes = std::move(kept);
+  fused.attrs["original"].g = original_subgraph(g, gi, block, fused.outputs, c.node + "/original");
+  replace_block(g, block, fused);
   return c;
 }
 
@@ -260,22 +186,22 @@ ClaimReport claim_families(ir::Graph& g) {
       }
       s.pre_norm = pre_norm_of(gi, x);
       const int input = s.pre_norm >= 0 ? gi.node(s.pre_norm).inputs[0] : x;
-      std::set<int> block = block_of(gi, s, input);
-      // Every value the block computes stays inside it, except layer outputs (taps).
+      std::set<int> walked;
+      for (const EncoderLayer& l : s.layers) walked.insert(l.nodes.begin(), l.nodes.end());
+      if (s.pre_norm >= 0) walked.insert(s.pre_norm);
+      Block block;
+      std::string unsealed;
+      if (!assemble_block(gi, walked, input, block, unsealed)) {
+        note_unclaimed(report, where + ": " + unsealed);
+        continue;
+      }
+      // Only layer outputs may leave it (the taps), the last layer's among them.
       std::vector<int> taps;
-      bool sealed = true;
-      for (int b : block) {
-        for (int v : gi.node(b).inputs)
-          if (v >= 0 && v != input && !gi.constant(v) && !block.count(gi.producer_index(v))) sealed = false;
-        for (int v : gi.node(b).outputs) {
-          if (v < 0) continue;
-          bool outside = gi.escapes(v);
-          for (int r : gi.readers(v)) outside = outside || !block.count(r);
-          if (!outside) continue;
-          auto it = std::find_if(s.layers.begin(), s.layers.end(), [v](const EncoderLayer& l) { return l.output == v; });
-          if (it == s.layers.end()) sealed = false;
-          else taps.push_back(int(it - s.layers.begin()));
-        }
+      bool sealed = block.side_inputs.empty();
+      for (int v : block.outputs) {
+        auto it = std::find_if(s.layers.begin(), s.layers.end(), [v](const EncoderLayer& l) { return l.output == v; });
+        if (it == s.layers.end()) sealed = false;
+        else taps.push_back(int(it - s.layers.begin()));
       }
       std::sort(taps.begin(), taps.end());
       if (taps.empty() || taps.back() != int(s.layers.size()) - 1) sealed = false;
@@ -292,7 +218,7 @@ ClaimReport claim_families(ir::Graph& g) {
                                    refusals + ")");
         continue;
       }
-      report.claims.push_back(rewrite(g, gi, s, block, input, taps, *family, e));
+      report.claims.push_back(rewrite(g, gi, s, block, taps, *family, e));
       again = true;
     }
   }

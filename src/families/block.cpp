@@ -1,0 +1,118 @@
+#include "families/block.h"
+
+#include <algorithm>
+
+namespace kestrel::families {
+
+bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input, Block& b, std::string& why) {
+  b = Block{};
+  b.nodes = walked;
+  b.input = input;
+  const ir::Graph& g = gi.graph();
+  auto is_graph_input = [&](int v) { return std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end(); };
+  // Candidates, last to first: nodes all of whose outputs only the block (or
+  // other candidates) reads.
+  std::set<int> helpers;
+  for (int i = int(g.nodes.size()) - 1; i >= 0; --i) {
+    if (b.nodes.count(i)) continue;
+    const ir::Node& n = gi.node(i);
+    bool only_block_reads = false;
+    for (int v : n.outputs) {
+      if (v < 0) continue;
+      only_block_reads = !gi.readers(v).empty() && !gi.escapes(v) && v != input;  // never absorb the input's producer
+      for (int r : gi.readers(v))
+        if (!b.nodes.count(r) && !helpers.count(r)) only_block_reads = false;
+      if (!only_block_reads) break;
+    }
+    bool has_subgraph = false;
+    for (const auto& [name, a] : n.attrs) has_subgraph = has_subgraph || a.g != nullptr;
+    if (only_block_reads && !has_subgraph) helpers.insert(i);
+  }
+  // Keep the helpers whose inputs the block provides (drops ones reaching
+  // back to computed values before the encoder).
+  auto provided = [&](int v, const std::set<int>& inside) {
+    if (v < 0 || v == input || gi.constant(v) || is_graph_input(v)) return true;
+    int p = gi.producer_index(v);
+    return p >= 0 && (b.nodes.count(p) || inside.count(p));
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = helpers.begin(); it != helpers.end();) {
+      bool ok = true;
+      for (int v : gi.node(*it).inputs) ok = ok && provided(v, helpers);
+      if (ok) {
+        ++it;
+      } else {
+        it = helpers.erase(it);
+        changed = true;
+      }
+    }
+  }
+  b.nodes.insert(helpers.begin(), helpers.end());
+  // Sealed: every node reads block values, the input, constants or graph
+  // inputs; values leaving it are its outputs.
+  std::set<int> side, outs;
+  for (int i : b.nodes) {
+    for (int v : gi.node(i).inputs) {
+      if (!provided(v, {})) {
+        why = "the encoder reads '" + g.values[size_t(v)].name + "', computed outside it";
+        return false;
+      }
+      if (v >= 0 && v != input && is_graph_input(v)) side.insert(v);
+    }
+    for (int v : gi.node(i).outputs) {
+      if (v < 0) continue;
+      bool outside = gi.escapes(v);
+      for (int r : gi.readers(v)) outside = outside || !b.nodes.count(r);
+      if (outside) outs.insert(v);
+    }
+  }
+  b.side_inputs.assign(side.begin(), side.end());
+  for (int i : b.nodes)
+    for (int v : gi.node(i).outputs)
+      if (outs.count(v)) b.outputs.push_back(v);
+  return true;
+}
+
+std::shared_ptr<ir::Graph> original_subgraph(const ir::Graph& g, const GraphIndex& gi, const Block& b,
+                                             const std::vector<int>& outputs, const std::string& name) {
+  auto sub = std::make_shared<ir::Graph>();
+  sub->name = name;
+  auto local = [&](int v) {
+    if (v < 0) return -1;
+    int id = sub->add_value(g.values[size_t(v)].name);
+    sub->values[size_t(id)].dtype = g.values[size_t(v)].dtype;
+    if (const Tensor* t = gi.constant(v)) sub->initializers[id] = *t;
+    return id;
+  };
+  sub->inputs.push_back(local(b.input));
+  for (int v : b.side_inputs) sub->inputs.push_back(local(v));
+  for (int i : b.nodes) {
+    ir::Node n = g.nodes[size_t(i)];
+    for (int& v : n.inputs) v = local(v);
+    for (int& v : n.outputs) v = local(v);
+    sub->nodes.push_back(std::move(n));
+  }
+  for (int v : outputs) sub->outputs.push_back(local(v));
+  return sub;
+}
+
+int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t) {
+  if (!t.defined()) return -1;
+  int v = g.add_value(name);
+  g.values[size_t(v)].dtype = DType::Float32;
+  g.initializers[v] = t.cast(DType::Float32);
+  return v;
+}
+
+void replace_block(ir::Graph& g, const Block& b, ir::Node fused) {
+  std::vector<ir::Node> kept;
+  const int first = *b.nodes.begin();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (int(i) == first) kept.push_back(fused);
+    if (!b.nodes.count(int(i))) kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+}
+
+}  // namespace kestrel::families
