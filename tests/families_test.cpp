@@ -40,8 +40,8 @@ const std::vector<Fixture>& fixtures() {
       {"dinov2_registers", "dinov2", 2, 3, 16, 4, {"pixel_values"}},
       {"depth_anything", "depth_anything", 4, 3, 16, 0, {"pixel_values"}},
       {"sam", "", 0, 0, 0, 0, {"pixel_values"}},
-      {"modernbert", "", 0, 0, 0, 0, {"input_ids", "attention_mask"}},
-      {"modernbert_stack", "", 0, 0, 0, 0, {"input_ids", "attention_mask"}},
+      {"modernbert", "modernbert", 4, 4, 16, 0, {"input_ids", "attention_mask"}},
+      {"modernbert_stack", "modernbert", 4, 4, 16, 0, {"input_ids", "attention_mask"}},
   };
   return f;
 }
@@ -74,6 +74,9 @@ TEST(Families, EachFixtureIsClaimedByItsOwnFamilyAndNoOther) {
       EXPECT_EQ(c.heads, f.heads) << path;
       EXPECT_EQ(c.head_dim, f.head_dim) << path;
       EXPECT_EQ(c.registers, f.registers) << path;
+      if (c.family == "modernbert") {  // global every third layer, sliding windows of 8 (+-4) between
+        EXPECT_EQ(c.windows, (std::vector<int64_t>{-1, 4, 4, -1})) << path;
+      }
       if (c.family == "depth_anything") {
         EXPECT_EQ(c.taps, (std::vector<int64_t>{0, 1, 2, 3})) << path;
       } else {
@@ -109,7 +112,9 @@ void expect_faithful(const Fixture& f, const char* exp, const std::string& backe
     EXPECT_GE(a.cosine, 0.99999) << path << " output " << i << " on " << backend;
     EXPECT_LE(a.max_rel, 1e-4) << path << " output " << i << " on " << backend;
   }
-  if (backend == "vulkan" && !s->families().claims.empty()) {
+  // The rotary text encoder has no Vulkan kernel yet: it runs on the CPU in Vulkan sessions.
+  const bool gpu_kernel = !s->families().claims.empty() && s->families().claims[0].family != "modernbert";
+  if (backend == "vulkan" && gpu_kernel) {
     auto placement = s->placement();
     ASSERT_TRUE(placement.has_value());
     for (const auto& [reason, count] : placement->cpu_reasons)
@@ -296,4 +301,25 @@ TEST(Families, AnUnreadableHeadCountNamesTheVariableThatGivesIt) {
   unsetenv("KESTREL_ENCODER_HEADS");
   ASSERT_EQ(r.claims.size(), 1u);
   EXPECT_EQ(r.claims[0].heads, 4);
+}
+
+TEST(Families, AModernBertMaskThatIsNotRightPaddingIsRefused) {
+  SessionOptions o;
+  o.backend = "cpu";
+  o.threads = 2;
+  auto s = Session::load(fixture("modernbert", "torchscript.onnx"), o);
+  ASSERT_EQ(s->families().claims.size(), 1u);
+  Tensor ids = read_npy(fixture("modernbert", "input_0.npy"));
+  Tensor mask = read_npy(fixture("modernbert", "input_1.npy"));
+  // The right-padded batch runs (and passes the first-run check).
+  s->run({{"input_ids", ids}, {"attention_mask", mask}});
+  // A hole in the middle of row 1 is not right padding.
+  Tensor holed = mask.clone();
+  holed.data<int64_t>()[13 + 3] = 0;
+  try {
+    s->run({{"input_ids", ids}, {"attention_mask", holed}});
+    FAIL() << "a mask with a hole was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("attention mask row 1 is not right padding"), std::string::npos) << e.what();
+  }
 }

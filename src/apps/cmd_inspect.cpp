@@ -146,6 +146,13 @@ int cmd_inspect(int argc, char** argv) {
                   return t;
                 }().c_str(),
                 c.replaced_nodes);
+  for (const auto& c : fam.claims) {
+    if (c.windows.empty()) continue;
+    std::string kinds;
+    for (size_t i = 0; i < c.windows.size(); ++i)
+      kinds += (i ? ", " : "") + (c.windows[i] < 0 ? std::string("global") : "sliding +-" + std::to_string(c.windows[i]));
+    std::printf("  %s attention per layer: %s\n", c.node.c_str(), kinds.c_str());
+  }
   for (const auto& u : fam.unclaimed) std::printf("not fused: %s\n", u.c_str());
   if (bad.empty() && placement) {
     std::printf("placement (one run on synthesized inputs):\n%s\n", summary.c_str());

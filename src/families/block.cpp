@@ -1,6 +1,8 @@
 #include "families/block.h"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 
 namespace kestrel::families {
 
@@ -35,11 +37,16 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
     int p = gi.producer_index(v);
     return p >= 0 && (b.nodes.count(p) || inside.count(p));
   };
+  // ... and whose readers are all still in (a helper whose reader was
+  // dropped must go too).
   for (bool changed = true; changed;) {
     changed = false;
     for (auto it = helpers.begin(); it != helpers.end();) {
       bool ok = true;
       for (int v : gi.node(*it).inputs) ok = ok && provided(v, helpers);
+      for (int v : gi.node(*it).outputs)
+        if (v >= 0)
+          for (int r : gi.readers(v)) ok = ok && (b.nodes.count(r) || helpers.count(r));
       if (ok) {
         ++it;
       } else {
@@ -49,16 +56,32 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
     }
   }
   b.nodes.insert(helpers.begin(), helpers.end());
-  // Sealed: every node reads block values, the input, constants or graph
-  // inputs; values leaving it are its outputs.
+  // A value computed outside that does not depend on the block (a Reshape
+  // target or mask an exporter shares with later layers) can be read: it
+  // becomes a side input.
+  std::map<int, bool> memo;
+  std::function<bool(int, int)> independent = [&](int v, int depth) {
+    if (v < 0 || gi.constant(v)) return true;
+    if (auto it = memo.find(v); it != memo.end()) return it->second;
+    const int p = gi.producer_index(v);
+    bool ok = depth < 200;
+    if (p >= 0 && ok) {
+      ok = !b.nodes.count(p);
+      for (int in : gi.node(p).inputs) ok = ok && independent(in, depth + 1);
+    }
+    return memo[v] = ok;
+  };
+  // Sealed: every node reads block values, the input, constants, graph
+  // inputs or values independent of the block; values leaving it are its outputs.
   std::set<int> side, outs;
   for (int i : b.nodes) {
     for (int v : gi.node(i).inputs) {
-      if (!provided(v, {})) {
+      const bool outside_shape = !provided(v, {}) && independent(v, 0);
+      if (!provided(v, {}) && !outside_shape) {
         why = "the encoder reads '" + g.values[size_t(v)].name + "', computed outside it";
         return false;
       }
-      if (v >= 0 && v != input && is_graph_input(v)) side.insert(v);
+      if (v >= 0 && v != input && (is_graph_input(v) || outside_shape)) side.insert(v);
     }
     for (int v : gi.node(i).outputs) {
       if (v < 0) continue;
@@ -72,6 +95,17 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
     for (int v : gi.node(i).outputs)
       if (outs.count(v)) b.outputs.push_back(v);
   return true;
+}
+
+bool layer_taps(const Block& b, const std::vector<int>& layer_outputs, std::vector<int>& taps) {
+  taps.clear();
+  for (int v : b.outputs) {
+    auto it = std::find(layer_outputs.begin(), layer_outputs.end(), v);
+    if (it == layer_outputs.end()) return false;
+    taps.push_back(int(it - layer_outputs.begin()));
+  }
+  std::sort(taps.begin(), taps.end());
+  return !taps.empty() && taps.back() == int(layer_outputs.size()) - 1;
 }
 
 std::shared_ptr<ir::Graph> original_subgraph(const ir::Graph& g, const GraphIndex& gi, const Block& b,

@@ -15,20 +15,65 @@ namespace kestrel::families {
 struct Block {
   std::set<int> nodes;
   int input = -1;                // the residual stream entering the encoder
-  std::vector<int> side_inputs;  // graph inputs it also reads (an attention mask, token ids for positions)
+  // Graph inputs it also reads (an attention mask, token ids for positions)
+  // and values computed outside independently of it (a shared Reshape target or mask).
+  std::vector<int> side_inputs;
   std::vector<int> outputs;      // values computed inside and read outside, in node order
 };
 
 // The walked nodes plus every node whose outputs only the block reads and
 // whose inputs are constants, block values, the input or graph inputs.
+// Values computed outside, independently of the block, may be read too (side inputs).
 // Then checks the block is sealed: its nodes read nothing else. Returns
 // false with `why` when it is not.
 bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input, Block& b, std::string& why);
+
+// The layers (indices into layer_outputs) whose outputs leave the block, in
+// order; false when something else leaves it or the last layer's does not.
+bool layer_taps(const Block& b, const std::vector<int>& layer_outputs, std::vector<int>& taps);
+
+// The block of a chain of layers (each with `nodes` and `output`) plus
+// `extra` nodes, and its taps; false with `why` when it is not sealed or
+// something other than a layer output leaves it.
+template <typename Layer>
+bool assemble_chain(const GraphIndex& gi, const std::vector<Layer>& layers, const std::set<int>& extra, int input,
+                    Block& b, std::vector<int>& taps, std::string& why) {
+  std::set<int> walked = extra;
+  std::vector<int> outputs;
+  for (const Layer& l : layers) {
+    walked.insert(l.nodes.begin(), l.nodes.end());
+    outputs.push_back(l.output);
+  }
+  if (!assemble_block(gi, walked, input, b, why)) return false;
+  if (!layer_taps(b, outputs, taps)) {
+    why = "the encoder's inner values are read outside it";
+    return false;
+  }
+  return true;
+}
 
 // The block's nodes as a subgraph (inputs: the input, then the side
 // inputs; outputs: `outputs`), for the fused node's first-run check.
 std::shared_ptr<ir::Graph> original_subgraph(const ir::Graph& g, const GraphIndex& gi, const Block& b,
                                              const std::vector<int>& outputs, const std::string& name);
+
+// Attributes of a fused node.
+inline void set_attr(ir::Node& n, const char* k, int64_t v) {
+  n.attrs[k].kind = ir::Attribute::Kind::Int;
+  n.attrs[k].i = v;
+}
+inline void set_attr(ir::Node& n, const char* k, const std::string& v) {
+  n.attrs[k].kind = ir::Attribute::Kind::String;
+  n.attrs[k].s = v;
+}
+inline void set_attr(ir::Node& n, const char* k, const std::vector<float>& v) {
+  n.attrs[k].kind = ir::Attribute::Kind::Floats;
+  n.attrs[k].floats = v;
+}
+inline void set_attr(ir::Node& n, const char* k, const std::vector<int64_t>& v) {
+  n.attrs[k].kind = ir::Attribute::Kind::Ints;
+  n.attrs[k].ints = v;
+}
 
 // An initializer named `name` holding t as float32; returns its value id (-1 for an undefined t).
 int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t);

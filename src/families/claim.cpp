@@ -8,6 +8,7 @@
 
 #include "families/families.h"
 #include "families/block.h"
+#include "families/text_families.h"
 #include "families/vit_families.h"
 
 namespace kestrel::families {
@@ -26,7 +27,12 @@ std::string FamilyClaim::json() const {
          ", \"activation\": \"" + activation + "\", \"pre_norm\": " + (pre_norm ? "true" : "false") +
          ", \"layer_scale\": " + (layer_scale ? "true" : "false") + ", \"class_token\": " +
          (class_token ? "true" : "false") + ", \"registers\": " + std::to_string(registers) + ", \"taps\": [" + t +
-         "], \"replaced_nodes\": " + std::to_string(replaced_nodes) + "}";
+         "], \"attention\": [" + [&] {
+           std::string a;
+           for (size_t i = 0; i < windows.size(); ++i)
+             a += std::string(i ? ", " : "") + (windows[i] < 0 ? "\"global\"" : "\"sliding " + std::to_string(windows[i]) + "\"");
+           return a;
+         }() + "], \"replaced_nodes\": " + std::to_string(replaced_nodes) + "}";
 }
 
 namespace {
@@ -72,9 +78,6 @@ Tensor fold_scale(const Tensor& t, const Tensor& scale) {
   return Tensor::from_f32(t.shape(), v);
 }
 
-void note_unclaimed(ClaimReport& r, const std::string& what) {
-  if (std::find(r.unclaimed.begin(), r.unclaimed.end(), what) == r.unclaimed.end()) r.unclaimed.push_back(what);
-}
 
 // Builds the fused node and its "original" subgraph; rewrites g.
 FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Block& block,
@@ -131,21 +134,15 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
     eps.push_back(l.norm2.epsilon);
     scales.push_back(l.scale);
   }
-  auto set_i = [&](const char* k, int64_t v) {
-    fused.attrs[k].kind = ir::Attribute::Kind::Int;
-    fused.attrs[k].i = v;
-  };
-  set_i("layers", c.layers);
-  set_i("heads", c.heads);
-  set_i("head_dim", c.head_dim);
-  set_i("pre_norm", c.pre_norm);
-  set_i("claim_id", id);
-  fused.attrs["family"].kind = fused.attrs["activation"].kind = ir::Attribute::Kind::String;
-  fused.attrs["family"].s = family;
-  fused.attrs["activation"].s = c.activation;
-  fused.attrs["epsilons"].kind = fused.attrs["scales"].kind = ir::Attribute::Kind::Floats;
-  fused.attrs["epsilons"].floats = eps;
-  fused.attrs["scales"].floats = scales;
+  set_attr(fused, "layers", c.layers);
+  set_attr(fused, "heads", c.heads);
+  set_attr(fused, "head_dim", c.head_dim);
+  set_attr(fused, "pre_norm", int64_t(c.pre_norm));
+  set_attr(fused, "claim_id", id);
+  set_attr(fused, "family", family);
+  set_attr(fused, "activation", c.activation);
+  set_attr(fused, "epsilons", eps);
+  set_attr(fused, "scales", scales);
   fused.attrs["taps"].kind = ir::Attribute::Kind::Ints;
   for (int t : taps) {
     c.taps.push_back(t);
@@ -181,32 +178,18 @@ ClaimReport claim_families(ir::Graph& g) {
         int projections = 0;
         for (int r : gi.readers(n.outputs[0])) projections += gi.node(r).op_type == "MatMul";
         if (!why.empty() && (projections >= 3 || why.find("fused QKV") != std::string::npos))
-          note_unclaimed(report, where + ": " + why);
+          report.note(where + ": " + why);
         continue;
       }
       s.pre_norm = pre_norm_of(gi, x);
       const int input = s.pre_norm >= 0 ? gi.node(s.pre_norm).inputs[0] : x;
-      std::set<int> walked;
-      for (const EncoderLayer& l : s.layers) walked.insert(l.nodes.begin(), l.nodes.end());
-      if (s.pre_norm >= 0) walked.insert(s.pre_norm);
+      std::set<int> extra;
+      if (s.pre_norm >= 0) extra.insert(s.pre_norm);
       Block block;
-      std::string unsealed;
-      if (!assemble_block(gi, walked, input, block, unsealed)) {
-        note_unclaimed(report, where + ": " + unsealed);
-        continue;
-      }
-      // Only layer outputs may leave it (the taps), the last layer's among them.
       std::vector<int> taps;
-      bool sealed = block.side_inputs.empty();
-      for (int v : block.outputs) {
-        auto it = std::find_if(s.layers.begin(), s.layers.end(), [v](const EncoderLayer& l) { return l.output == v; });
-        if (it == s.layers.end()) sealed = false;
-        else taps.push_back(int(it - s.layers.begin()));
-      }
-      std::sort(taps.begin(), taps.end());
-      if (taps.empty() || taps.back() != int(s.layers.size()) - 1) sealed = false;
-      if (!sealed) {
-        note_unclaimed(report, where + ": the encoder's inner values are read outside it");
+      std::string unsealed;
+      if (!assemble_chain(gi, s.layers, extra, input, block, taps, unsealed) || !block.side_inputs.empty()) {
+        report.note(where + ": " + (unsealed.empty() ? "the encoder reads graph inputs" : unsealed));
         continue;
       }
       Embedding e = describe_embedding(gi, input);
@@ -214,7 +197,7 @@ ClaimReport claim_families(ir::Graph& g) {
       std::optional<std::string> family =
           classify_vit(StackTraits{&s.layers, s.pre_norm >= 0, taps.size(), e}, refusals);
       if (!family) {
-        note_unclaimed(report, where + ": " + std::to_string(s.layers.size()) + " encoder layers matched no family (" +
+        report.note(where + ": " + std::to_string(s.layers.size()) + " encoder layers matched no family (" +
                                    refusals + ")");
         continue;
       }
@@ -222,6 +205,17 @@ ClaimReport claim_families(ir::Graph& g) {
       again = true;
     }
   }
+  while (claim_text_stack(g, report, g_claim_ids)) {
+  }
+  // A later claim may have taken nodes an earlier note was about.
+  std::vector<std::string> still;
+  for (const std::string& u : report.unclaimed) {
+    size_t a = u.find('\''), b = u.find('\'', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    const std::string name = u.substr(a + 1, b - a - 1);
+    if (std::any_of(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.name == name; })) still.push_back(u);
+  }
+  report.unclaimed = still;
   ir::topo_sort(g);
   return report;
 }

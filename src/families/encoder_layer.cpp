@@ -9,6 +9,25 @@
 #include <set>
 
 namespace kestrel::families {
+
+bool read_layer_norm(const GraphIndex& gi, const ir::Node* n, LayerNormParams& p, std::string& why) {
+  auto no = [&](const char* reason) {
+    why = reason;
+    return false;
+  };
+  if (!n || n->op_type != "LayerNormalization" || !n->domain.empty()) return no("no LayerNormalization");
+  if (n->attr_i("axis", -1) != -1) return no("a LayerNormalization that is not over the last axis");
+  const Tensor* s = gi.constant(n->inputs.size() > 1 ? n->inputs[1] : -1);
+  const Tensor* b = gi.constant(n->inputs.size() > 2 ? n->inputs[2] : -1);
+  if (!s || (n->inputs.size() > 2 && n->inputs[2] >= 0 && !b)) return no("a LayerNormalization with computed parameters");
+  for (size_t k = 1; k < n->outputs.size(); ++k)
+    if (n->outputs[k] >= 0) return no("a LayerNormalization whose mean or variance is used");
+  p.scale = s->cast(DType::Float32);
+  if (b) p.bias = b->cast(DType::Float32);
+  p.epsilon = n->attr_f("epsilon", 1e-5f);
+  return true;
+}
+
 namespace {
 
 struct Walk {
@@ -38,16 +57,8 @@ struct Walk {
 
   // A LayerNormalization over the last axis with constant parameters.
   bool layer_norm(const ir::Node* n, LayerNormParams& p) {
-    if (!n || n->op_type != "LayerNormalization" || !n->domain.empty()) return no("no LayerNormalization");
-    if (n->attr_i("axis", -1) != -1) return no("a LayerNormalization that is not over the last axis");
-    const Tensor* s = gi.constant(n->inputs.size() > 1 ? n->inputs[1] : -1);
-    const Tensor* b = gi.constant(n->inputs.size() > 2 ? n->inputs[2] : -1);
-    if (!s || (n->inputs.size() > 2 && n->inputs[2] >= 0 && !b)) return no("a LayerNormalization with computed parameters");
-    for (size_t k = 1; k < n->outputs.size(); ++k)
-      if (n->outputs[k] >= 0) return no("a LayerNormalization whose mean or variance is used");
-    p.scale = s->cast(DType::Float32);
-    if (b) p.bias = b->cast(DType::Float32);
-    p.epsilon = n->attr_f("epsilon", 1e-5f);
+    std::string reason;
+    if (!read_layer_norm(gi, n, p, reason)) return no(reason);
     take(n);
     return true;
   }

@@ -41,6 +41,9 @@ struct EncoderLayer {
   std::vector<int> nodes;  // node indices the layer covers (its compute; not shape helpers)
 };
 
+// Reads a LayerNormalization over the last axis with constant parameters.
+bool read_layer_norm(const GraphIndex& gi, const ir::Node* n, LayerNormParams& p, std::string& why);
+
 // Matches the layer whose residual input is value x, or says why not.
 std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why);
 

@@ -25,6 +25,7 @@ struct FamilyClaim {
   bool pre_norm = false, layer_scale = false, class_token = false;
   int64_t registers = 0;
   std::vector<int64_t> taps;  // layers whose outputs leave the node, in output order
+  std::vector<int64_t> windows;  // rotary encoders: per layer, the sliding window's half width (-1: global)
   size_t replaced_nodes = 0;
   std::string json() const;
 };
@@ -33,6 +34,11 @@ struct ClaimReport {
   std::vector<FamilyClaim> claims;
   // Encoder-like stacks that no family took, and why ("node 'x': reason").
   std::vector<std::string> unclaimed;
+  void note(const std::string& what) {
+    for (const std::string& u : unclaimed)
+      if (u == what) return;
+    unclaimed.push_back(what);
+  }
 };
 
 // Replaces every recognized encoder in g by its fused node. Runs after the

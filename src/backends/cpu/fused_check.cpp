@@ -1,0 +1,73 @@
+// The first-run check of fused encoder nodes (see fused_check.h).
+#include "backends/cpu/fused_check.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "families/claim_state.h"
+
+namespace kestrel::backends::cpu {
+namespace {
+
+namespace fam = kestrel::families;
+
+// Cosine and worst error over the reference's range of two float32 tensors.
+std::pair<double, double> agreement(const Tensor& a, const Tensor& b) {
+  const float* x = a.data<float>();
+  const float* y = b.data<float>();
+  double dot = 0, nx = 0, ny = 0, worst = 0, range = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    dot += double(x[i]) * y[i];
+    nx += double(x[i]) * x[i];
+    ny += double(y[i]) * y[i];
+    worst = std::max(worst, std::fabs(double(x[i]) - y[i]));
+    range = std::max(range, std::fabs(double(y[i])));
+  }
+  double cosine = nx > 0 && ny > 0 ? dot / std::sqrt(nx * ny) : (nx == ny ? 1.0 : 0.0);
+  return {cosine, worst / (range + 1e-12)};
+}
+
+}  // namespace
+
+void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::KernelContext&)) {
+  const ir::Attribute* original = ctx.node.attr("original");
+  if (!original || !original->g) ctx.fail("has no original subgraph");
+  const int64_t id = ctx.node.attr_i("claim_id", 0);
+  const Shape shape = ctx.input(0).shape();
+  // The original subgraph reads the encoder's input and its side inputs (a mask).
+  std::vector<Tensor> original_inputs{ctx.input(0)};
+  for (int64_t i = 1; i <= ctx.node.attr_i("side_inputs", 0); ++i) original_inputs.push_back(ctx.input(int(i)));
+  const fam::CheckState state = fam::check_state(id, shape);
+  std::vector<Tensor> outs;
+  if (state == fam::CheckState::Withdrawn) {
+    outs = ctx.run_subgraph(*original->g, original_inputs);
+  } else if (state == fam::CheckState::Agreed) {
+    outs = fused(ctx);
+  } else {
+    outs = fused(ctx);
+    std::vector<Tensor> ref = ctx.run_subgraph(*original->g, original_inputs);
+    std::string disagreement;
+    for (size_t i = 0; i < ref.size() && disagreement.empty(); ++i) {
+      if (i >= outs.size() || outs[i].shape() != ref[i].shape()) {
+        disagreement = "output " + std::to_string(i) + " has another shape";
+        continue;
+      }
+      auto [cosine, max_rel] = agreement(outs[i], ref[i].cast(DType::Float32));
+      // Both sides compute in float32; only the order of sums differs.
+      if (!(cosine >= 0.999999 && max_rel <= 1e-4))
+        disagreement = "output " + std::to_string(i) + ": cosine " + std::to_string(cosine) + ", max error " +
+                       std::to_string(max_rel) + " of its range";
+    }
+    fam::record_check(id, shape, disagreement.empty());
+    if (!disagreement.empty()) {
+      std::fprintf(stderr, "kestrel: withdrew the %s encoder claim (%s): the fused encoder disagrees with the graph's own ops (%s); running those ops instead\n",
+                   ctx.node.attr_s("family", "?").c_str(), ctx.node.name.c_str(), disagreement.c_str());
+      outs = ref;
+    }
+  }
+  if (int(outs.size()) != ctx.num_outputs()) ctx.fail("computed ", outs.size(), " outputs for ", ctx.num_outputs());
+  for (size_t i = 0; i < outs.size(); ++i) ctx.set_output(int(i), std::move(outs[i]));
+}
+
+
+}  // namespace kestrel::backends::cpu

@@ -1,0 +1,158 @@
+// The rotary text family (ModernBERT): chains of RoPE layers (rope_layer.h)
+// after a token-embedding Gather and its LayerNorm, claimed as one
+// com.kestrel RopeEncoder node.
+#include <algorithm>
+#include <atomic>
+#include <set>
+
+#include "families/block.h"
+#include "families/text_families.h"
+#include "families/rope_layer.h"
+#include "families/rope_spec.h"
+
+namespace kestrel::families {
+namespace {
+
+// The embedding before the encoder: LayerNorm(Gather(table, ids)).
+bool token_embedding_before(const GraphIndex& gi, int x) {
+  const ir::Node* ln = gi.producer(x);
+  if (!ln || ln->op_type != "LayerNormalization") return false;
+  const ir::Node* g = gi.producer(ln->inputs[0]);
+  if (!g || g->op_type != "Gather") return false;
+  const Tensor* table = gi.constant(g->inputs[0]);
+  return table && table->rank() == 2;
+}
+
+
+}  // namespace
+
+// Claims at most one stack per call (the caller repeats on a fresh index).
+bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& ids) {
+  GraphIndex gi(g);
+  std::set<int> tried;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    if (n.op_type != "MatMul" || n.inputs.size() != 2) continue;
+    const Tensor* w = gi.constant(n.inputs[1]);
+    if (!w || w->rank() != 2 || w->dim(1) != 3 * w->dim(0)) continue;
+    // The layer input: the MatMul's input, or the input of the norm before it.
+    int x = n.inputs[0];
+    if (const ir::Node* p = gi.producer(x); p && p->op_type == "LayerNormalization" && !token_embedding_before(gi, x))
+      x = p->inputs[0];
+    if (!tried.insert(x).second) continue;
+    std::vector<RopeLayer> layers;
+    std::string why;
+    for (int v = x;;) {
+      std::string reason;
+      auto l = match_rope_layer(gi, v, reason);
+      if (!l) {
+        if (layers.empty()) why = reason;
+        break;
+      }
+      v = l->output;
+      layers.push_back(std::move(*l));
+    }
+    const std::string where = "node '" + n.name + "'";
+    if (layers.empty()) {
+      if (!why.empty()) report.note(where + ": " + why);
+      continue;
+    }
+    if (!token_embedding_before(gi, x)) {
+      report.note(where + ": " + std::to_string(layers.size()) +
+                       " rotary layers matched no family (modernbert: no token embedding and its LayerNorm before them)");
+      continue;
+    }
+    Block block;
+    std::vector<int> taps;
+    std::string unsealed;
+    if (!assemble_chain(gi, layers, {}, x, block, taps, unsealed)) {
+      report.note(where + ": " + unsealed);
+      continue;
+    }
+    bool sealed = true;
+    const int mask = layers[0].mask_input;
+    for (const RopeLayer& l : layers) sealed = sealed && l.mask_input == mask && l.heads == layers[0].heads;
+    if (!sealed) {
+      report.note(where + ": the encoder's inner values are read outside it, or its layers disagree on mask or heads");
+      continue;
+    }
+    // The fused node.
+    FamilyClaim c;
+    c.family = "modernbert";
+    c.layers = int64_t(layers.size());
+    c.width = layers[0].w_qkv.dim(0);
+    c.heads = layers[0].heads;
+    c.head_dim = layers[0].head_dim;
+    c.mlp_width = layers[0].w_fc2.dim(0);
+    c.activation = std::string(activation_name(layers[0].act)) + " (gated)";
+    c.replaced_nodes = block.nodes.size();
+    const int64_t id = ids++;
+    c.node = "kestrel/modernbert_encoder_" + std::to_string(id);
+    for (const RopeLayer& l : layers) c.windows.push_back(l.window);
+    ir::Node fused;
+    fused.name = c.node;
+    fused.op_type = kRopeEncoderOp;
+    fused.domain = kDomain;
+    fused.opset = 1;
+    fused.inputs.push_back(x);
+    // The kernel reads the padding mask itself, even where the graph built
+    // its attention masks from it outside the block.
+    if (mask >= 0 && std::find(block.side_inputs.begin(), block.side_inputs.end(), mask) == block.side_inputs.end())
+      block.side_inputs.push_back(mask);
+    int mask_index = -1;
+    for (size_t k = 0; k < block.side_inputs.size(); ++k) {
+      if (block.side_inputs[k] == mask) mask_index = int(1 + k);
+      fused.inputs.push_back(block.side_inputs[k]);
+    }
+    std::vector<float> eps, scales, masked, inv_freq;
+    std::vector<int64_t> windows;
+    for (size_t li = 0; li < layers.size(); ++li) {
+      const RopeLayer& l = layers[li];
+      if (l.act != layers[0].act || int64_t(l.inv_freq.size()) != c.head_dim / 2) {
+        sealed = false;
+        break;
+      }
+      const std::string p = c.node + "/layer" + std::to_string(li) + "/";
+      const Tensor* slots[kRopeSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &l.w_qkv, &l.b_qkv, &l.w_out, &l.b_out,
+                                                 &l.norm2.scale, &l.norm2.bias, &l.w_fc1, &l.b_fc1, &l.w_fc2, &l.b_fc2};
+      for (int k = 0; k < kRopeSlotsPerLayer; ++k) fused.inputs.push_back(add_float_constant(g, p + std::to_string(k), *slots[k]));
+      eps.push_back(l.norm1.epsilon);
+      eps.push_back(l.norm2.epsilon);
+      scales.push_back(l.scale);
+      masked.push_back(l.masked_score);
+      windows.push_back(l.window);
+      inv_freq.insert(inv_freq.end(), l.inv_freq.begin(), l.inv_freq.end());
+    }
+    if (!sealed) {
+      report.note(where + ": its layers differ in activation or rotary size");
+      continue;
+    }
+    set_attr(fused, "layers", c.layers);
+    set_attr(fused, "heads", c.heads);
+    set_attr(fused, "head_dim", c.head_dim);
+    set_attr(fused, "side_inputs", int64_t(block.side_inputs.size()));
+    set_attr(fused, "mask_input", int64_t(mask_index));
+    set_attr(fused, "claim_id", id);
+    set_attr(fused, "family", c.family);
+    set_attr(fused, "activation", std::string(activation_name(layers[0].act)));
+    set_attr(fused, "epsilons", eps);
+    set_attr(fused, "scales", scales);
+    set_attr(fused, "masked_scores", masked);
+    set_attr(fused, "inv_freq", inv_freq);
+    set_attr(fused, "windows", windows);
+    fused.attrs["taps"].kind = ir::Attribute::Kind::Ints;
+    for (int t : taps) {
+      c.taps.push_back(t);
+      fused.attrs["taps"].ints.push_back(t);
+      fused.outputs.push_back(layers[size_t(t)].output);
+    }
+    fused.attrs["original"].kind = ir::Attribute::Kind::Graph;
+    fused.attrs["original"].g = original_subgraph(g, gi, block, fused.outputs, c.node + "/original");
+    replace_block(g, block, fused);
+    report.claims.push_back(c);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace kestrel::families
