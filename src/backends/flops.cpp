@@ -27,10 +27,10 @@ double node_flops(const ir::Node& n, const std::vector<Shape>& in, const std::ve
   }
   if (n.op_type == "RopeEncoder" && has(0) && in[0].size() == 3) {
     // Per layer: QKV and output projections, scores and context, the gated MLP
-    // (fc1 is 2F wide). fc2's weight [F, D] is the last input of layer 0.
+    // (fc1 is 2F wide). fc2's weight [F, D] is layer 0's slot 14.
     const double b = double(in[0][0]), t = double(in[0][1]), d = double(in[0][2]);
     const int64_t side = n.attrs.count("side_inputs") ? n.attrs.at("side_inputs").i : 0;
-    const size_t fc2 = size_t(1 + side + 10);  // families::kRFc2Weight
+    const size_t fc2 = size_t(1 + side + 14);  // families::kFc2Weight
     const double f = fc2 < in.size() && in[fc2].size() == 2 ? double(in[fc2][0]) : 4 * d;
     const double layers = n.attrs.count("layers") ? double(n.attrs.at("layers").i) : 0;
     return layers * (2 * b * t * d * (4 * d + 3 * f) + 4 * b * t * t * d);

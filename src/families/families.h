@@ -59,6 +59,6 @@ enum LayerSlot {
   kNorm2Scale, kNorm2Bias, kFc1Weight, kFc1Bias, kFc2Weight, kFc2Bias,
   kSlotsPerLayer
 };
-static_assert(kFc1Weight == 12, "backends/flops.cpp reads fc1's width from this slot");
+static_assert(kFc1Weight == 12 && kFc2Weight == 14, "backends/flops.cpp reads the MLP width from these slots");
 
 }  // namespace kestrel::families

@@ -95,15 +95,14 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     fused.domain = kDomain;
     fused.opset = 1;
     fused.inputs.push_back(x);
-    // The kernel reads the padding mask itself, even where the graph built
-    // its attention masks from it outside the block.
-    if (mask >= 0 && std::find(block.side_inputs.begin(), block.side_inputs.end(), mask) == block.side_inputs.end())
-      block.side_inputs.push_back(mask);
-    int mask_index = -1;
-    for (size_t k = 0; k < block.side_inputs.size(); ++k) {
-      if (block.side_inputs[k] == mask) mask_index = int(1 + k);
-      fused.inputs.push_back(block.side_inputs[k]);
-    }
+    // Input 1 is always the padding mask (absent: -1), which the kernels read
+    // themselves, even where the graph built its masks from it outside the
+    // block; the other side inputs follow.
+    block.side_inputs.erase(std::remove(block.side_inputs.begin(), block.side_inputs.end(), mask), block.side_inputs.end());
+    if (mask >= 0) block.side_inputs.insert(block.side_inputs.begin(), mask);
+    if (mask < 0) fused.inputs.push_back(-1);
+    fused.inputs.insert(fused.inputs.end(), block.side_inputs.begin(), block.side_inputs.end());
+    const int64_t side = int64_t(block.side_inputs.size()) + (mask < 0 ? 1 : 0);
     std::vector<float> eps, scales, masked, inv_freq;
     std::vector<int64_t> windows;
     for (size_t li = 0; li < layers.size(); ++li) {
@@ -113,9 +112,23 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
         break;
       }
       const std::string p = c.node + "/layer" + std::to_string(li) + "/";
-      const Tensor* slots[kRopeSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &l.w_qkv, &l.b_qkv, &l.w_out, &l.b_out,
-                                                 &l.norm2.scale, &l.norm2.bias, &l.w_fc1, &l.b_fc1, &l.w_fc2, &l.b_fc2};
-      for (int k = 0; k < kRopeSlotsPerLayer; ++k) fused.inputs.push_back(add_float_constant(g, p + std::to_string(k), *slots[k]));
+      // The fused QKV projection splits into its query, key and value column blocks.
+      const int64_t d = c.width;
+      auto columns = [&](const Tensor& t, int64_t j) {
+        if (!t.defined()) return Tensor();
+        std::vector<float> all = t.to_f32(), part;
+        const int64_t rows = t.rank() == 2 ? t.dim(0) : 1;
+        for (int64_t r = 0; r < rows; ++r)
+          part.insert(part.end(), all.begin() + r * 3 * d + j * d, all.begin() + r * 3 * d + (j + 1) * d);
+        return Tensor::from_f32(t.rank() == 2 ? Shape{rows, d} : Shape{d}, part);
+      };
+      const Tensor w[3] = {columns(l.w_qkv, 0), columns(l.w_qkv, 1), columns(l.w_qkv, 2)};
+      const Tensor b[3] = {columns(l.b_qkv, 0), columns(l.b_qkv, 1), columns(l.b_qkv, 2)};
+      const Tensor* slots[kSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &w[0],   &w[1],   &w[2],
+                                             &b[0],          &b[1],         &b[2],   &l.w_out, &l.b_out,
+                                             &l.norm2.scale, &l.norm2.bias, &l.w_fc1, &l.b_fc1, &l.w_fc2,
+                                             &l.b_fc2};
+      for (int k = 0; k < kSlotsPerLayer; ++k) fused.inputs.push_back(add_float_constant(g, p + std::to_string(k), *slots[k]));
       eps.push_back(l.norm1.epsilon);
       eps.push_back(l.norm2.epsilon);
       scales.push_back(l.scale);
@@ -130,8 +143,7 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     set_attr(fused, "layers", c.layers);
     set_attr(fused, "heads", c.heads);
     set_attr(fused, "head_dim", c.head_dim);
-    set_attr(fused, "side_inputs", int64_t(block.side_inputs.size()));
-    set_attr(fused, "mask_input", int64_t(mask_index));
+    set_attr(fused, "side_inputs", side);
     set_attr(fused, "claim_id", id);
     set_attr(fused, "family", c.family);
     set_attr(fused, "activation", std::string(activation_name(layers[0].act)));

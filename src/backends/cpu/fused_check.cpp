@@ -36,7 +36,8 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
   const Shape shape = ctx.input(0).shape();
   // The original subgraph reads the encoder's input and its side inputs (a mask).
   std::vector<Tensor> original_inputs{ctx.input(0)};
-  for (int64_t i = 1; i <= ctx.node.attr_i("side_inputs", 0); ++i) original_inputs.push_back(ctx.input(int(i)));
+  for (int64_t i = 1; i <= ctx.node.attr_i("side_inputs", 0); ++i)
+    if (ctx.has_input(int(i))) original_inputs.push_back(ctx.input(int(i)));  // an absent mask slot is skipped
   const fam::CheckState state = fam::check_state(id, shape);
   std::vector<Tensor> outs;
   if (state == fam::CheckState::Withdrawn) {

@@ -23,26 +23,6 @@ namespace fam = kestrel::families;
 
 const float* data_or_null(const Tensor* t) { return t ? t->data<float>() : nullptr; }
 
-// Live tokens per sequence from a right-padding mask [batch, tokens].
-std::vector<int64_t> live_lengths(const KernelContext& ctx, const Tensor* mask, int64_t batch, int64_t tokens) {
-  std::vector<int64_t> live(size_t(batch), tokens);
-  if (!mask) return live;
-  if (mask->rank() != 2 || mask->dim(0) != batch || mask->dim(1) != tokens)
-    ctx.fail("attention mask ", shape_str(mask->shape()), " does not match ", batch, " sequences of ", tokens, " tokens");
-  std::vector<float> m = mask->to_f32();
-  for (int64_t b = 0; b < batch; ++b) {
-    int64_t n = 0;
-    while (n < tokens && m[size_t(b * tokens + n)] == 1.f) ++n;
-    for (int64_t t = n; t < tokens; ++t)
-      if (m[size_t(b * tokens + t)] != 0.f)
-        ctx.fail("attention mask row ", b, " is not right padding (ones, then zeros): token ", t, " is ",
-                 m[size_t(b * tokens + t)], " after a padded one at ", n,
-                 "; the fused encoder runs each sequence at its own length and needs right-padded batches");
-    live[size_t(b)] = n;
-  }
-  return live;
-}
-
 // Rotary embedding of every head of q and k (columns [0, 2D) of qkv rows) at position t.
 void rotate(const KernelContext& ctx, float* qkv, int64_t batch, int64_t tokens, int64_t d, int64_t hd,
             const float* inv_freq) {
@@ -116,13 +96,14 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
   if (X.dtype() != DType::Float32 || X.rank() != 3) ctx.fail("expects a float32 [batch, tokens, width] input, got ", shape_str(X.shape()));
   const int64_t batch = X.dim(0), tokens = X.dim(1), d = X.dim(2), rows = batch * tokens, hd = spec.head_dim;
   if (spec.heads * hd != d) ctx.fail("width ", d, " is not heads ", spec.heads, " x head_dim ", hd);
-  const Tensor* mask = spec.mask_input > 0 ? &ctx.input(spec.mask_input) : nullptr;
-  const std::vector<int64_t> live = live_lengths(ctx, mask, batch, tokens);
+  const std::vector<int64_t> live = ctx.has_input(fam::RopeSpec::kMaskInput)
+                                        ? fam::right_padded_lengths(ctx.node, ctx.input(fam::RopeSpec::kMaskInput), batch, tokens)
+                                        : std::vector<int64_t>(size_t(batch), tokens);
   auto in = [&](int64_t layer, int slot) -> const Tensor* {
     int i = spec.input(layer, slot);
     return ctx.has_input(i) ? &ctx.input(i) : nullptr;
   };
-  const int64_t f = in(0, fam::kRFc2Weight)->dim(0);
+  const int64_t f = in(0, fam::kFc2Weight)->dim(0);
   const EncoderAct act = encoder_act(ctx, spec.activation);
   std::vector<float> x(X.data<float>(), X.data<float>() + rows * d), y(size_t(rows * d)), qkv(size_t(rows * 3 * d)),
       att(size_t(rows * d)), o(size_t(rows * d)), hidden(size_t(rows * 2 * f)), gated(size_t(rows * f));
@@ -130,28 +111,29 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
   size_t next_tap = 0;
   for (int64_t l = 0; l < spec.layers; ++l) {
     const float* a_in = x.data();
-    if (const Tensor* g = in(l, fam::kRNorm1Scale)) {
-      layer_norm_rows(ctx, x.data(), y.data(), rows, d, g->data<float>(), data_or_null(in(l, fam::kRNorm1Bias)),
+    if (const Tensor* g = in(l, fam::kNorm1Scale)) {
+      layer_norm_rows(ctx, x.data(), y.data(), rows, d, g->data<float>(), data_or_null(in(l, fam::kNorm1Bias)),
                       spec.epsilons[size_t(2 * l)]);
       a_in = y.data();
     }
-    project(ctx, a_in, rows, d, in(l, fam::kRQkvWeight)->data<float>(), data_or_null(in(l, fam::kRQkvBias)), 3 * d,
-            qkv.data(), 3 * d);
+    for (int j = 0; j < 3; ++j)  // Q, K, V side by side in rows of 3D
+      project(ctx, a_in, rows, d, in(l, fam::kQWeight + j)->data<float>(), data_or_null(in(l, fam::kQBias + j)), d,
+              qkv.data() + j * d, 3 * d);
     rotate(ctx, qkv.data(), batch, tokens, d, hd, spec.inv_freq.data() + l * hd / 2);
     attention(ctx, qkv.data(), att.data(), batch, tokens, spec.heads, hd, spec.scales[size_t(l)],
               spec.windows[size_t(l)], spec.masked_scores[size_t(l)], live);
-    project(ctx, att.data(), rows, d, in(l, fam::kROutWeight)->data<float>(), data_or_null(in(l, fam::kROutBias)), d,
+    project(ctx, att.data(), rows, d, in(l, fam::kOutWeight)->data<float>(), data_or_null(in(l, fam::kOutBias)), d,
             o.data(), d);
     for (int64_t i = 0; i < rows * d; ++i) x[size_t(i)] += o[size_t(i)];
-    layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kRNorm2Scale)->data<float>(),
-                    data_or_null(in(l, fam::kRNorm2Bias)), spec.epsilons[size_t(2 * l + 1)]);
-    project(ctx, y.data(), rows, d, in(l, fam::kRFc1Weight)->data<float>(), data_or_null(in(l, fam::kRFc1Bias)), 2 * f,
+    layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale)->data<float>(),
+                    data_or_null(in(l, fam::kNorm2Bias)), spec.epsilons[size_t(2 * l + 1)]);
+    project(ctx, y.data(), rows, d, in(l, fam::kFc1Weight)->data<float>(), data_or_null(in(l, fam::kFc1Bias)), 2 * f,
             hidden.data(), 2 * f);
     parallel_for(ctx, rows, 8, [&](int64_t r) {
       for (int64_t j = 0; j < f; ++j)
         gated[size_t(r * f + j)] = activate(act, hidden[size_t(r * 2 * f + j)]) * hidden[size_t(r * 2 * f + f + j)];
     });
-    project(ctx, gated.data(), rows, f, in(l, fam::kRFc2Weight)->data<float>(), data_or_null(in(l, fam::kRFc2Bias)), d,
+    project(ctx, gated.data(), rows, f, in(l, fam::kFc2Weight)->data<float>(), data_or_null(in(l, fam::kFc2Bias)), d,
             o.data(), d);
     for (int64_t i = 0; i < rows * d; ++i) x[size_t(i)] += o[size_t(i)];
     if (next_tap < spec.taps.size() && spec.taps[next_tap] == l) {

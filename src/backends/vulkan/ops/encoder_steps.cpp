@@ -1,0 +1,129 @@
+#include "backends/vulkan/ops/encoder_steps.h"
+
+#include "backends/vulkan/ops/gemm_record.h"
+#include "backends/vulkan/ops/row_dispatch.h"
+#include "families/claim_state.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+struct NormPush {  // shaders/norm_rows.comp
+  uint32_t row_base, row_end, n, channels, scale_len, bias_len;
+  float eps;
+};
+struct SoftmaxPush {  // shaders/softmax.comp
+  uint32_t row_base, row_end, n, inner;
+};
+struct UnaryPush {  // shaders/unary.comp
+  uint32_t base, n;
+  float a, b;
+};
+struct MaskedSoftmaxPush {  // shaders/masked_softmax.comp
+  uint32_t row_base, row_end, n, heads;
+  int32_t window;
+  uint32_t finite_masked;
+};
+
+}  // namespace
+
+void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, const GpuTensor* bias,
+                const GpuTensor& y, int64_t rows, int64_t d, float eps) {
+  NormPush p{0, 0, uint32_t(d), 1, uint32_t(d), uint32_t(d), eps};
+  dispatch_rows(ctx, "norm_rows", {0, bias ? 1 : 0, 0},
+                {In(x), In(scale), In(bias ? *bias : scale), Out(y), Out(y), Out(y)}, &p, sizeof p, uint64_t(rows),
+                uint64_t(2 * d));
+}
+
+void copy(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, int64_t n) {
+  UnaryPush p{0, 0, 0, 0};
+  ctx.dispatch_elements("unary", {int32_t(Act::None)}, {In(x), Out(y)}, &p, sizeof p, uint64_t(n));
+}
+
+// y[rows, n] = act(x[rows, k] w[k, n] + bias) (+ residual, which may be y).
+void linear(OpContext& ctx, const GpuTensor& x, int64_t rows, int64_t k, const GpuTensor& w, const GpuTensor* bias,
+            int64_t n, const GpuTensor& y, ActParams act, const GpuTensor* residual) {
+  GemmPlan plan;
+  GemmPush& p = plan.p;
+  init_batch(p);
+  p.M = uint32_t(rows), p.N = uint32_t(n), p.K = uint32_t(k);
+  p.alpha = 1, p.beta = 1;
+  p.sam = uint32_t(k), p.sak = 1, p.sbk = uint32_t(n), p.sbn = 1;
+  p.scm = 0, p.scn = 1;
+  plan.has_c = bias != nullptr;
+  record_gemm(ctx, plan, x, w, bias, y, act, residual);
+}
+
+void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
+               const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
+               const AttentionMask* mask) {
+  const int64_t d = heads * hd;
+  GemmPlan s;
+  init_batch(s.p);
+  s.p.M = s.p.N = uint32_t(tokens), s.p.K = uint32_t(hd);
+  s.p.alpha = scale;
+  s.p.sam = uint32_t(d), s.p.sak = 1;
+  s.p.sbk = 1, s.p.sbn = uint32_t(d);  // k^T: k's rows are the columns
+  s.b_ncontig = false;
+  s.p.bdims[2] = uint32_t(batch), s.p.bdims[3] = uint32_t(heads);
+  s.p.sab[2] = s.p.sbb[2] = uint32_t(tokens * d);
+  s.p.sab[3] = s.p.sbb[3] = uint32_t(hd);
+  s.batches = uint64_t(batch * heads);
+  record_gemm(ctx, s, q, k, nullptr, scores, ActParams{});
+
+  if (mask) {
+    MaskedSoftmaxPush mp{0, 0, uint32_t(tokens), uint32_t(heads), int32_t(mask->window), mask->finite_masked ? 1u : 0u};
+    dispatch_rows(ctx, "masked_softmax", {mask->padding ? 1 : 0},
+                  {Out(scores), In(mask->padding ? *mask->padding : scores)}, &mp, sizeof mp,
+                  uint64_t(batch * heads * tokens), uint64_t(2 * tokens));
+  } else {
+    SoftmaxPush sp{0, 0, uint32_t(tokens), 1};
+    dispatch_rows(ctx, "softmax", {0}, {In(scores), Out(scores)}, &sp, sizeof sp, uint64_t(batch * heads * tokens),
+                  uint64_t(tokens));
+  }
+
+  GemmPlan c;
+  init_batch(c.p);
+  c.p.M = uint32_t(tokens), c.p.N = uint32_t(hd), c.p.K = uint32_t(tokens);
+  c.p.alpha = 1;
+  c.p.sam = uint32_t(tokens), c.p.sak = 1;
+  c.p.sbk = uint32_t(d), c.p.sbn = 1;
+  c.p.bdims[2] = uint32_t(batch), c.p.bdims[3] = uint32_t(heads);
+  c.p.sab[2] = uint32_t(heads * tokens * tokens), c.p.sab[3] = uint32_t(tokens * tokens);
+  c.p.sbb[2] = uint32_t(tokens * d), c.p.sbb[3] = uint32_t(hd);
+  c.p.sym = uint32_t(d);
+  c.p.syb[2] = uint32_t(tokens * d), c.p.syb[3] = uint32_t(hd);
+  c.batches = uint64_t(batch * heads);
+  record_gemm(ctx, c, scores, v, nullptr, out, ActParams{});
+}
+
+const GpuTensor& fused_encoder_input(OpContext& ctx) {
+  const GpuTensor& x = ctx.input(0);
+  const families::CheckState state = families::check_state(ctx.node.attr_i("claim_id", 0), x.shape);
+  if (state == families::CheckState::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
+  if (state == families::CheckState::Unchecked)
+    ctx.unsupported("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
+  // float16 storage would round the residual stream (ModernBERT-large's
+  // reaches ~29000) and every GEMM input; these kernels keep float32.
+  if (ctx.half()) ctx.unsupported("float16 storage: the fused encoder runs in float32 runs only");
+  if (!x.is_float() || x.shape.size() != 3) ctx.unsupported("input ", shape_str(x.shape), " is not float [batch, tokens, width]");
+  return x;
+}
+
+int64_t score_words(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens) {
+  const uint64_t bytes = uint64_t(batch * heads) * uint64_t(tokens * tokens) * 4;
+  if (bytes > ctx.device().max_storage_buffer_range)
+    ctx.unsupported("the attention scores (", bytes, " bytes) are past the device's maxStorageBufferRange");
+  return int64_t(bytes / 4);
+}
+
+ActParams encoder_activation(const OpContext& ctx, const std::string& a) {
+  if (a == "gelu") return {Act::Gelu, 0, 0};
+  if (a == "gelu_tanh") return {Act::GeluTanh, 0, 0};
+  if (a == "quick_gelu") return {Act::SigmoidScaled, 1.702f, 0};
+  if (a == "silu") return {Act::Silu, 0, 0};
+  if (a == "relu") return {Act::Relu, 0, 0};
+  ctx.fail("unknown activation '", a, "'");
+}
+
+
+}  // namespace kestrel::vulkan
