@@ -342,3 +342,18 @@ TEST(Families, AModernBertMaskThatIsNotRightPaddingIsRefused) {
     }
   }
 }
+
+TEST(Families, InspectReportsTheFamilyItsSpecAndItsShareOfTheFlops) {
+  std::string cmd = std::string(KESTREL_BINARY_DIR) + "/kestrel inspect " + fixture("dinov2_registers", "dynamo.onnx") +
+                    " --json 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_TRUE(p);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  ASSERT_EQ(pclose(p), 0) << out;
+  for (const char* want : {"\"families\": [{\"family\": \"dinov2\"", "\"layers\": 2", "\"heads\": 3", "\"head_dim\": 16",
+                           "\"registers\": 4", "\"layer_scale\": true", "\"flops_share\": 0.", "\"outside_fused\": [{",
+                           "\"where\": \"before_fused\"", "\"where\": \"after_fused\""})
+    EXPECT_NE(out.find(want), std::string::npos) << want << " not in " << out;
+}

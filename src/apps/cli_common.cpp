@@ -94,6 +94,13 @@ Tensor random_tensor(const TensorInfo& info, const Shape& shape, std::mt19937& r
     for (int64_t i = 0; i < n; ++i) t.data<bool>()[i] = rng() & 1;
     return t;
   }
+  // An integer attention mask gets ones (no padding): random values are no
+  // mask a model was made for, and Kestrel's fused text encoders refuse them.
+  if (info.name.find("mask") != std::string::npos) {
+    Tensor ones(DType::Int64, shape);
+    for (int64_t i = 0; i < n; ++i) ones.data<int64_t>()[i] = 1;
+    return ones.cast(dt);
+  }
   // Integers: small non-negative values stay valid as indices and token ids.
   Tensor i64(DType::Int64, shape);
   for (int64_t i = 0; i < n; ++i) i64.data<int64_t>()[i] = int64_t(rng() % 10);

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "apps/cli.h"
+#include "apps/inspect_families.h"
 #include "families/families.h"
 #include "passes/passes.h"
 #include "onnx/loader.h"
@@ -90,12 +91,8 @@ int cmd_inspect(int argc, char** argv) {
   histogram(g, hist);
   auto bad = onnx_io::unsupported_nodes(g);
   // The families Kestrel fuses, found on a copy rewritten as a session would.
-  families::ClaimReport fam;
-  if (bad.empty()) {
-    ir::Graph rewritten = g;
-    passes::run_default_passes(rewritten);
-    fam = families::claim_families(rewritten);
-  }
+  FamiliesView fam;
+  if (bad.empty()) fam = inspect_families(a, g);
   auto ins = infos(g, g.inputs), outs = infos(g, g.outputs);
   std::string summary;
   std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a, summary) : std::nullopt;
@@ -112,15 +109,12 @@ int cmd_inspect(int argc, char** argv) {
     for (auto& [k, v] : m.opsets)
       opsets += (opsets.size() > 1 ? ", " : "") + ("\"" + json_escape(k.empty() ? "ai.onnx" : k) + "\": " + std::to_string(v));
     for (size_t i = 0; i < bad.size(); ++i) unsup += (i ? ", " : "") + ("\"" + json_escape(bad[i]) + "\"");
-    std::string fams = "[", unclaimed = "[";
-    for (size_t i = 0; i < fam.claims.size(); ++i) fams += (i ? ", " : "") + fam.claims[i].json();
-    for (size_t i = 0; i < fam.unclaimed.size(); ++i) unclaimed += (i ? ", \"" : "\"") + json_escape(fam.unclaimed[i]) + "\"";
     std::printf("{\"ir_version\": %lld, \"producer\": \"%s\", \"opsets\": %s}, \"inputs\": %s, \"outputs\": %s, "
                 "\"nodes\": %zu, \"initializers\": %zu, \"ops\": %s}, \"unsupported\": %s], \"runnable\": %s, "
-                "\"families\": %s], \"unclaimed_encoders\": %s]%s}\n",
+                "%s%s}\n",
                 (long long)m.ir_version, json_escape(m.producer).c_str(), opsets.c_str(), io(ins).c_str(),
                 io(outs).c_str(), g.nodes.size(), g.initializers.size(), ops.c_str(), unsup.c_str(),
-                bad.empty() ? "true" : "false", fams.c_str(), unclaimed.c_str(),
+                bad.empty() ? "true" : "false", families_json(fam).c_str(),
                 placement ? (", \"placement\": " + placement_json(*placement)).c_str() : "");
     return 0;
   }
@@ -133,27 +127,7 @@ int cmd_inspect(int argc, char** argv) {
   for (auto& t : outs) std::printf("  %s: %s %s\n", t.name.c_str(), dtype_name(t.dtype), t.shape_str().c_str());
   std::printf("%zu nodes, %zu initializers\nops:\n", g.nodes.size(), g.initializers.size());
   for (auto& [k, v] : hist) std::printf("  %-28s %d\n", k.c_str(), v);
-  for (const auto& c : fam.claims)
-    std::printf("family %s: %lld layers fused into '%s' (width %lld, %lld heads of %lld, MLP %lld, %s%s%s%s%s, "
-                "taps after layers %s; replaces %zu nodes)\n",
-                c.family.c_str(), (long long)c.layers, c.node.c_str(), (long long)c.width, (long long)c.heads,
-                (long long)c.head_dim, (long long)c.mlp_width, c.activation.c_str(), c.pre_norm ? ", pre-norm" : "",
-                c.layer_scale ? ", LayerScale" : "", c.class_token ? ", class token" : "",
-                c.registers ? (", " + std::to_string(c.registers) + " registers").c_str() : "",
-                [&] {
-                  std::string t;
-                  for (int64_t x : c.taps) t += (t.empty() ? "" : ",") + std::to_string(x);
-                  return t;
-                }().c_str(),
-                c.replaced_nodes);
-  for (const auto& c : fam.claims) {
-    if (c.windows.empty()) continue;
-    std::string kinds;
-    for (size_t i = 0; i < c.windows.size(); ++i)
-      kinds += (i ? ", " : "") + (c.windows[i] < 0 ? std::string("global") : "sliding +-" + std::to_string(c.windows[i]));
-    std::printf("  %s attention per layer: %s\n", c.node.c_str(), kinds.c_str());
-  }
-  for (const auto& u : fam.unclaimed) std::printf("not fused: %s\n", u.c_str());
+  print_families(fam);
   if (bad.empty() && placement) {
     std::printf("placement (one run on synthesized inputs):\n%s\n", summary.c_str());
   } else if (bad.empty()) {

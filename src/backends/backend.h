@@ -23,6 +23,7 @@ struct NodeTiming {
   const ir::Node* node = nullptr;
   std::vector<Shape> input_shapes;  // empty shape for an omitted input
   double ms = 0;                    // wall time of the kernel
+  std::vector<Shape> output_shapes;
 };
 using NodeObserver = void (*)(void* user, const NodeTiming& timing);
 

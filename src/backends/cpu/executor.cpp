@@ -185,6 +185,7 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       NodeTiming t{&n, {}, ms};
       for (int v : n.inputs) t.input_shapes.push_back(v >= 0 && env[size_t(v)].defined() ? env[size_t(v)].shape() : Shape{});
+      for (int v : n.outputs) t.output_shapes.push_back(v >= 0 && env[size_t(v)].defined() ? env[size_t(v)].shape() : Shape{});
       opts.on_node(opts.user, t);
     }
     for (int v : plan.release_after[i]) env[size_t(v)] = Tensor();

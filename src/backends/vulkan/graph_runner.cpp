@@ -465,7 +465,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
         std::fprintf(stderr, "[kestrel trace] %4zu %-22s %-4s %9.3f ms  in %s -> %s%s%s\n", i, n.op_type.c_str(),
                      on_gpu ? "gpu" : "cpu", ms, ins.c_str(), outs.c_str(), on_gpu ? "" : "  (", on_gpu ? "" : (reason + ")").c_str());
       }
-      if (opts.on_node) opts.on_node(opts.user, backends::NodeTiming{&n, in_shapes, ms});
+      if (opts.on_node) opts.on_node(opts.user, backends::NodeTiming{&n, in_shapes, ms, out_shapes});
     }
     for (int v : plan_.release_after[i]) {
       st.host[size_t(v)] = Tensor();

@@ -1,0 +1,110 @@
+#include "apps/inspect_families.h"
+
+#include <cstdio>
+#include <map>
+
+#include "backends/backend.h"
+#include "onnx/loader.h"
+#include "passes/passes.h"
+
+namespace kestrel::cli {
+namespace {
+
+struct FlopsTally {
+  std::map<const ir::Node*, double> per_node;
+  static void record(void* self, const backends::NodeTiming& t) {
+    static_cast<FlopsTally*>(self)->per_node[t.node] += backends::node_flops(*t.node, t.input_shapes, t.output_shapes);
+  }
+};
+
+bool fused(const ir::Node& n) { return n.domain == families::kDomain; }
+
+}  // namespace
+
+FamiliesView inspect_families(const Args& a, const ir::Graph& g) {
+  FamiliesView v;
+  ir::Graph rewritten = g;
+  passes::run_default_passes(rewritten);
+  v.report = families::claim_families(rewritten);
+  if (v.report.claims.empty()) return v;
+  try {
+    Args cpu = a;
+    cpu.flags.erase("--backend");
+    cpu.flags.emplace("--backend", "cpu");
+    auto s = Session::load(a.positional[0], session_options(cpu));
+    FlopsTally tally;
+    s->run_traced(make_inputs(*s, cpu), &FlopsTally::record, &tally);
+    v.report = s->families();  // the session's own claims (node names carry its ids)
+    const auto& nodes = s->model().graph.nodes;
+    bool seen_fused = false;
+    for (const families::FamilyClaim& c : v.report.claims) {
+      double f = 0;
+      for (const ir::Node& n : nodes)
+        if (n.name == c.node) f = tally.per_node[&n];
+      v.fused_flops.push_back(f);
+    }
+    for (const ir::Node& n : nodes) {
+      v.total_flops += tally.per_node[&n];
+      if (fused(n)) {
+        seen_fused = true;
+        continue;
+      }
+      v.outside.push_back({n.name, n.op_type, seen_fused ? "after" : "before"});
+    }
+    v.measured = true;
+  } catch (const std::exception& e) {
+    v.note = std::string("FLOPs not measured: ") + e.what();
+  }
+  return v;
+}
+
+void print_families(const FamiliesView& v) {
+  for (size_t i = 0; i < v.report.claims.size(); ++i) {
+    const families::FamilyClaim& c = v.report.claims[i];
+    std::string taps, kinds;
+    for (int64_t x : c.taps) taps += (taps.empty() ? "" : ",") + std::to_string(x);
+    for (size_t k = 0; k < c.windows.size(); ++k)
+      kinds += (k ? ", " : "") + (c.windows[k] < 0 ? std::string("global") : "sliding +-" + std::to_string(c.windows[k]));
+    std::printf("family %s: %lld layers fused into '%s' (width %lld, %lld heads of %lld, MLP %lld, %s%s%s%s%s, "
+                "taps after layers %s; replaces %zu nodes)\n",
+                c.family.c_str(), (long long)c.layers, c.node.c_str(), (long long)c.width, (long long)c.heads,
+                (long long)c.head_dim, (long long)c.mlp_width, c.activation.c_str(), c.pre_norm ? ", pre-norm" : "",
+                c.layer_scale ? ", LayerScale" : "", c.class_token ? ", class token" : "",
+                c.registers ? (", " + std::to_string(c.registers) + " registers").c_str() : "", taps.c_str(),
+                c.replaced_nodes);
+    if (!kinds.empty()) std::printf("  attention per layer: %s\n", kinds.c_str());
+    if (v.measured && v.total_flops > 0)
+      std::printf("  %.1f%% of the model's FLOPs inside it (%.3g of %.3g GFLOP, one run on synthesized inputs)\n",
+                  100 * v.fused_flops[i] / v.total_flops, v.fused_flops[i] / 1e9, v.total_flops / 1e9);
+  }
+  if (!v.report.claims.empty() && v.measured) {
+    std::map<std::string, std::map<std::string, int>> by_where;
+    for (const OutsideNode& o : v.outside) by_where[o.where][o.op]++;
+    for (const char* where : {"before", "after"}) {
+      if (!by_where.count(where)) continue;
+      std::string ops;
+      for (auto& [op, n] : by_where[where]) ops += (ops.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+      std::printf("  outside it, %s it (not encoder layers): %s\n", where, ops.c_str());
+    }
+  }
+  if (!v.note.empty()) std::printf("  (%s)\n", v.note.c_str());
+  for (const auto& u : v.report.unclaimed) std::printf("not fused: %s\n", u.c_str());
+}
+
+std::string families_json(const FamiliesView& v) {
+  std::string fams = "[", unclaimed = "[", outside = "[";
+  for (size_t i = 0; i < v.report.claims.size(); ++i) {
+    std::string j = v.report.claims[i].json();
+    if (v.measured && v.total_flops > 0)
+      j = j.substr(0, j.size() - 1) + ", \"flops_share\": " + std::to_string(v.fused_flops[i] / v.total_flops) + "}";
+    fams += (i ? ", " : "") + j;
+  }
+  for (size_t i = 0; i < v.report.unclaimed.size(); ++i)
+    unclaimed += (i ? ", \"" : "\"") + json_escape(v.report.unclaimed[i]) + "\"";
+  for (size_t i = 0; i < v.outside.size(); ++i)
+    outside += std::string(i ? ", " : "") + "{\"node\": \"" + json_escape(v.outside[i].name) + "\", \"op\": \"" +
+               json_escape(v.outside[i].op) + "\", \"where\": \"" + v.outside[i].where + "_fused\"}";
+  return "\"families\": " + fams + "], \"unclaimed_encoders\": " + unclaimed + "], \"outside_fused\": " + outside + "]";
+}
+
+}  // namespace kestrel::cli
