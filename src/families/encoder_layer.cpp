@@ -173,7 +173,7 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
                                  return std::find(t.begin(), t.end(), 3) != t.end();
                                }()));
     if (wt && wt->rank() == 2 && wt->dim(0) == d && wt->dim(1) == 3 * d && three_way)
-      return w.no("a fused QKV projection, which no family matches yet (SAM ViT-Det and ModernBERT are next)"),
+      return w.no("a fused QKV projection (this walk takes separate Q, K and V projections)"),
              std::nullopt;
   }
   if (projections.size() != 3) return w.no("the normalized input does not feed three projections"), std::nullopt;

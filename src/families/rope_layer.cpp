@@ -144,6 +144,9 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   std::set<int> in_region(region.begin(), region.end());
   for (int i : region) {
     const ir::Node& n = gi.node(i);
+    if (n.op_type == "Einsum")
+      return no("attention adds an Einsum term (a decomposed relative-position bias, as in SAM's ViT-Det, which has no "
+                "matcher yet)");
     if (!n.domain.empty() || !kAllowed.count(n.op_type)) return no("attention contains " + n.op_type);
     if (n.op_type == "Softmax") {
       if (softmax) return no("attention has two Softmaxes");
