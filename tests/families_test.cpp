@@ -90,14 +90,15 @@ namespace {
 
 // Runs the fixture's export through a session and compares every output
 // with ONNX Runtime's. Returns false (with a failure) when nothing could run.
-void expect_faithful(const Fixture& f, const char* exp, const std::string& backend) {
+void expect_faithful(const Fixture& f, const char* exp, const std::string& backend, const std::string& precision = "fp32") {
   std::string path = fixture(f.model, std::string(exp) + ".onnx");
   if (!exists(path)) return;
   SessionOptions o;
   o.backend = backend;
-  o.precision = "fp32";
+  o.precision = precision;
   o.threads = 2;
   auto s = Session::load(path, o);
+  const bool half = precision == "fp16";
   std::map<std::string, Tensor> in;
   for (size_t i = 0; i < f.inputs.size(); ++i) in[f.inputs[i]] = read_npy(fixture(f.model, "input_" + std::to_string(i) + ".npy"));
   std::vector<Tensor> out = s->run(in);
@@ -106,11 +107,12 @@ void expect_faithful(const Fixture& f, const char* exp, const std::string& backe
     Tensor ref = read_npy(fixture(f.model, std::string(exp) + "_output_" + std::to_string(i) + ".npy"));
     ASSERT_EQ(out[i].shape(), ref.shape()) << path << " output " << i;
     Agreement a = agreement(out[i], ref);
-    // The bar the fused encoder must meet in float32 (last hidden state
-    // cosine >= 0.99999); max error within 1e-4 of the output's range
-    // (seen: <= 1e-6 on every fixture).
-    EXPECT_GE(a.cosine, 0.99999) << path << " output " << i << " on " << backend;
-    EXPECT_LE(a.max_rel, 1e-4) << path << " output " << i << " on " << backend;
+    // The bar the fused encoder must meet: last hidden state cosine >=
+    // 0.99999 in float32 (max error within 1e-4 of the output's range; seen
+    // <= 1e-6 on every fixture), >= 0.9999 in float16 storage, where every
+    // stored activation keeps 11 significant bits (max error within 1e-2).
+    EXPECT_GE(a.cosine, half ? 0.9999 : 0.99999) << path << " output " << i << " on " << backend << " " << precision;
+    EXPECT_LE(a.max_rel, half ? 1e-2 : 1e-4) << path << " output " << i << " on " << backend << " " << precision;
     if (f.inputs.size() == 2) {  // text: every live token of every sequence, on its own
       Tensor mask = read_npy(fixture(f.model, "input_1.npy"));
       const int64_t batch = ref.dim(0), tokens = ref.dim(1), width = ref.dim(2);
@@ -152,6 +154,16 @@ TEST(Families, FusedEncodersMatchOnnxRuntimeInVulkanSessions) {
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   for (const Fixture& f : fixtures())
     for (const char* exp : kExporters) expect_faithful(f, exp, "vulkan");
+}
+
+// The vision encoders also run fused in float16 storage (ModernBERT keeps
+// float32: its kernel refuses float16 runs, and the node then runs on the CPU).
+TEST(Families, FusedVisionEncodersMatchOnnxRuntimeInFloat16Storage) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  for (const Fixture& f : fixtures())
+    if (f.inputs.size() == 1 && *f.family)
+      for (const char* exp : kExporters) expect_faithful(f, exp, "vulkan", "fp16");
 }
 
 // ---------------------------------------------------------------- near misses

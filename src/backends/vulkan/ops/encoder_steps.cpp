@@ -96,15 +96,13 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
   record_gemm(ctx, c, scores, v, nullptr, out, ActParams{});
 }
 
-const GpuTensor& fused_encoder_input(OpContext& ctx) {
+const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok) {
   const GpuTensor& x = ctx.input(0);
   const families::CheckState state = families::check_state(ctx.node.attr_i("claim_id", 0), x.shape);
   if (state == families::CheckState::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
   if (state == families::CheckState::Unchecked)
     ctx.unsupported("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
-  // float16 storage would round the residual stream (ModernBERT-large's
-  // reaches ~29000) and every GEMM input; these kernels keep float32.
-  if (ctx.half()) ctx.unsupported("float16 storage: the fused encoder runs in float32 runs only");
+  if (ctx.half() && !half_ok) ctx.unsupported("float16 storage: this fused encoder runs in float32 runs only");
   if (!x.is_float() || x.shape.size() != 3) ctx.unsupported("input ", shape_str(x.shape), " is not float [batch, tokens, width]");
   return x;
 }

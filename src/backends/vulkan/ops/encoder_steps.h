@@ -34,9 +34,10 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
                const AttentionMask* mask);
 
 // What every fused encoder kernel checks first: the claim agreed for this
-// input's shape (else the node runs on the CPU, which checks it), a float32
-// run, a float [batch, tokens, width] input. Returns the input.
-const GpuTensor& fused_encoder_input(OpContext& ctx);
+// input's shape (else the node runs on the CPU, which checks it), a float
+// [batch, tokens, width] input and, unless half_ok, a float32 run. Returns
+// the input.
+const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok);
 
 // A fused node's per-layer inputs (Spec::input(layer, slot) gives the index).
 template <typename Spec>

@@ -27,7 +27,9 @@ struct GluPush {  // shaders/glu.comp
 
 void record_rope_encoder(OpContext& ctx) {
   const ir::Node& n = ctx.node;
-  const GpuTensor& X = fused_encoder_input(ctx);
+  // float16 storage would round the residual stream (ModernBERT-large's
+  // reaches ~29000, where float16 steps by 16): this kernel keeps float32.
+  const GpuTensor& X = fused_encoder_input(ctx, false);
   const fam::RopeSpec spec = fam::RopeSpec::of(n);
   const int64_t batch = X.shape[0], tokens = X.shape[1], d = X.shape[2], rows = batch * tokens;
   const int64_t heads = spec.heads, hd = spec.head_dim, half = hd / 2;

@@ -19,7 +19,10 @@ namespace fam = kestrel::families;
 
 void record_encoder(OpContext& ctx) {
   const ir::Node& n = ctx.node;
-  const GpuTensor& X = fused_encoder_input(ctx);
+  // In float16 runs every tensor here, the residual stream included, is
+  // stored as float16 with float32 arithmetic (the vision encoders' streams
+  // stay far inside float16's range).
+  const GpuTensor& X = fused_encoder_input(ctx, true);
   const fam::EncoderSpec spec = fam::EncoderSpec::of(n);
   const int64_t layers = spec.layers, heads = spec.heads, hd = spec.head_dim;
   const int64_t batch = X.shape[0], tokens = X.shape[1], d = X.shape[2], rows = batch * tokens;
@@ -60,6 +63,6 @@ void record_encoder(OpContext& ctx) {
 
 }  // namespace
 
-KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel", .record = record_encoder, .half_ok = false});
+KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel", .record = record_encoder});
 
 }  // namespace kestrel::vulkan
