@@ -13,7 +13,7 @@
 #include "families/families.h"
 #include "onnx/loader.h"
 #include "passes/passes.h"
-#include "runtime/compare.h"
+#include "core/compare.h"
 #include "runtime/session.h"
 
 using namespace kestrel;

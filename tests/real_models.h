@@ -19,7 +19,7 @@ struct RealModel {
   // Builds the model's inputs from files under the models folder.
   std::function<std::map<std::string, Tensor>(const std::string& models_dir)> inputs;
   // Every output must reach cosine >= min_cosine and
-  // max_abs <= rel * max|ref| + atol (see Agreement in runtime/compare.h).
+  // max_abs <= rel * max|ref| + atol (see Agreement in core/compare.h).
   double min_cosine = 0.99999;
   double rel = 1e-4;
   double atol = 1e-5;

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "real_models.h"
-#include "runtime/compare.h"
+#include "core/compare.h"
 #include "runtime/ort_reference.h"
 #include "runtime/session.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "real_models.h"
-#include "runtime/compare.h"
+#include "core/compare.h"
 #include "vision/image.h"
 
 namespace kestrel {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "apps/cli.h"
-#include "runtime/compare.h"
+#include "core/compare.h"
 #include "runtime/ort_reference.h"
 
 namespace kestrel::cli {

@@ -1,33 +1,14 @@
 // The first-run check of fused encoder nodes (see fused_check.h).
 #include "backends/cpu/fused_check.h"
 
-#include <cmath>
 #include <cstdio>
 
+#include "core/compare.h"
 #include "families/claim_state.h"
 
 namespace kestrel::backends::cpu {
-namespace {
 
 namespace fam = kestrel::families;
-
-// Cosine and worst error over the reference's range of two float32 tensors.
-std::pair<double, double> agreement(const Tensor& a, const Tensor& b) {
-  const float* x = a.data<float>();
-  const float* y = b.data<float>();
-  double dot = 0, nx = 0, ny = 0, worst = 0, range = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    dot += double(x[i]) * y[i];
-    nx += double(x[i]) * x[i];
-    ny += double(y[i]) * y[i];
-    worst = std::max(worst, std::fabs(double(x[i]) - y[i]));
-    range = std::max(range, std::fabs(double(y[i])));
-  }
-  double cosine = nx > 0 && ny > 0 ? dot / std::sqrt(nx * ny) : (nx == ny ? 1.0 : 0.0);
-  return {cosine, worst / (range + 1e-12)};
-}
-
-}  // namespace
 
 void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::KernelContext&)) {
   const ir::Attribute* original = ctx.node.attr("original");
@@ -53,11 +34,11 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
         disagreement = "output " + std::to_string(i) + " has another shape";
         continue;
       }
-      auto [cosine, max_rel] = agreement(outs[i], ref[i].cast(DType::Float32));
+      const Agreement a = agreement(outs[i], ref[i]);
       // Both sides compute in float32; only the order of sums differs.
-      if (!(cosine >= 0.999999 && max_rel <= 1e-4))
-        disagreement = "output " + std::to_string(i) + ": cosine " + std::to_string(cosine) + ", max error " +
-                       std::to_string(max_rel) + " of its range";
+      if (!(a.cosine >= 0.999999 && a.max_rel <= 1e-4))
+        disagreement = "output " + std::to_string(i) + ": cosine " + std::to_string(a.cosine) + ", max error " +
+                       std::to_string(a.max_rel) + " of its range";
     }
     fam::record_check(id, shape, disagreement.empty());
     if (!disagreement.empty()) {

@@ -1,5 +1,6 @@
-// How closely Kestrel's output agrees with a reference output (ONNX Runtime's).
-// `kestrel parity` and the real-model tests share this so they judge alike.
+// How closely one output agrees with a reference output (ONNX Runtime's, or
+// the original nodes' for a fused encoder's first-run check). `kestrel
+// parity`, the fused-node check and the tests share this so they judge alike.
 #pragma once
 #include "core/tensor.h"
 

@@ -1,4 +1,4 @@
-#include "runtime/compare.h"
+#include "core/compare.h"
 
 #include <cmath>
 #include <limits>
