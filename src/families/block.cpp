@@ -4,6 +4,8 @@
 #include <functional>
 #include <map>
 
+#include "families/families.h"
+
 namespace kestrel::families {
 
 bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input, Block& b, std::string& why) {
@@ -108,6 +110,8 @@ bool layer_taps(const Block& b, const std::vector<int>& layer_outputs, std::vect
   return !taps.empty() && taps.back() == int(layer_outputs.size()) - 1;
 }
 
+namespace {
+
 std::shared_ptr<ir::Graph> original_subgraph(const ir::Graph& g, const GraphIndex& gi, const Block& b,
                                              const std::vector<int>& outputs, const std::string& name) {
   auto sub = std::make_shared<ir::Graph>();
@@ -131,6 +135,8 @@ std::shared_ptr<ir::Graph> original_subgraph(const ir::Graph& g, const GraphInde
   return sub;
 }
 
+}  // namespace
+
 int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t) {
   if (!t.defined()) return -1;
   int v = g.add_value(name);
@@ -139,7 +145,25 @@ int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t) {
   return v;
 }
 
-void replace_block(ir::Graph& g, const Block& b, ir::Node fused) {
+ir::Node fused_node(const std::string& name, const char* op, int input) {
+  ir::Node n;
+  n.name = name;
+  n.op_type = op;
+  n.domain = kDomain;
+  n.opset = 1;
+  n.inputs.push_back(input);
+  return n;
+}
+
+void replace_block(ir::Graph& g, const GraphIndex& gi, const Block& b, const std::vector<int>& taps, ir::Node fused) {
+  std::vector<int64_t> tap_attr;
+  for (int t : taps) {
+    tap_attr.push_back(t);
+    fused.outputs.push_back(b.layer_outputs[size_t(t)]);
+  }
+  set_attr(fused, "taps", tap_attr);
+  fused.attrs["original"].kind = ir::Attribute::Kind::Graph;
+  fused.attrs["original"].g = original_subgraph(g, gi, b, fused.outputs, fused.name + "/original");
   std::vector<ir::Node> kept;
   const int first = *b.nodes.begin();
   for (size_t i = 0; i < g.nodes.size(); ++i) {

@@ -19,6 +19,7 @@ struct Block {
   // and values computed outside independently of it (a shared Reshape target or mask).
   std::vector<int> side_inputs;
   std::vector<int> outputs;      // values computed inside and read outside, in node order
+  std::vector<int> layer_outputs;  // each layer's residual output (assemble_chain)
 };
 
 // The walked nodes plus every node whose outputs only the block reads and
@@ -31,6 +32,22 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
 // The layers (indices into layer_outputs) whose outputs leave the block, in
 // order; false when something else leaves it or the last layer's does not.
 bool layer_taps(const Block& b, const std::vector<int>& layer_outputs, std::vector<int>& taps);
+
+// Layers chained residual to residual from value x: match(gi, x, why)
+// returns the layer reading x, or nullopt; `why` keeps the first refusal.
+template <typename Match>
+auto chain_layers(const GraphIndex& gi, int x, Match match, std::string& why) {
+  std::vector<typename decltype(match(gi, x, why))::value_type> layers;
+  for (std::string reason;; reason.clear()) {
+    auto layer = match(gi, x, reason);
+    if (!layer) {
+      if (layers.empty()) why = reason;
+      return layers;
+    }
+    x = layer->output;
+    layers.push_back(std::move(*layer));
+  }
+}
 
 // The block of a chain of layers (each with `nodes` and `output`) plus
 // `extra` nodes, and its taps; false with `why` when it is not sealed or
@@ -45,17 +62,13 @@ bool assemble_chain(const GraphIndex& gi, const std::vector<Layer>& layers, cons
     outputs.push_back(l.output);
   }
   if (!assemble_block(gi, walked, input, b, why)) return false;
+  b.layer_outputs = outputs;
   if (!layer_taps(b, outputs, taps)) {
     why = "the encoder's inner values are read outside it";
     return false;
   }
   return true;
 }
-
-// The block's nodes as a subgraph (inputs: the input, then the side
-// inputs; outputs: `outputs`), for the fused node's first-run check.
-std::shared_ptr<ir::Graph> original_subgraph(const ir::Graph& g, const GraphIndex& gi, const Block& b,
-                                             const std::vector<int>& outputs, const std::string& name);
 
 // Attributes of a fused node.
 inline void set_attr(ir::Node& n, const char* k, int64_t v) {
@@ -78,7 +91,13 @@ inline void set_attr(ir::Node& n, const char* k, const std::vector<int64_t>& v) 
 // An initializer named `name` holding t as float32; returns its value id (-1 for an undefined t).
 int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t);
 
-// Replaces the block's nodes by `fused`, placed where the first one was.
-void replace_block(ir::Graph& g, const Block& b, ir::Node fused);
+// A fused node of `op` named `name` in Kestrel's domain, reading `input`.
+ir::Node fused_node(const std::string& name, const char* op, int input);
+
+// Finishes `fused` and puts it in the place of a chain's block
+// (assemble_chain): its outputs are the tapped layers' outputs (attribute
+// "taps"), its "original" subgraph the block's nodes as a subgraph (inputs:
+// the block's input, then its side inputs) for the first-run check.
+void replace_block(ir::Graph& g, const GraphIndex& gi, const Block& b, const std::vector<int>& taps, ir::Node fused);
 
 }  // namespace kestrel::families

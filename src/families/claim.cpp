@@ -42,24 +42,12 @@ struct Stack {
   int pre_norm = -1;  // index of a LayerNorm feeding the first layer, if it belongs to the encoder
 };
 
-// Layers chained residual to residual from the layer reading x.
-Stack chain_from(const GraphIndex& gi, int x, std::string& why) {
-  Stack s;
-  while (auto layer = match_encoder_layer(gi, x, why)) {
-    x = layer->output;
-    s.layers.push_back(std::move(*layer));
-  }
-  return s;
-}
-
 // A LayerNormalization whose output only the first layer reads (CLIP's pre_layrnorm).
 int pre_norm_of(const GraphIndex& gi, int x) {
   const ir::Node* n = gi.producer(x);
-  if (!n || n->op_type != "LayerNormalization" || gi.escapes(x) || n->attr_i("axis", -1) != -1) return -1;
-  if (!gi.constant(n->inputs.size() > 1 ? n->inputs[1] : -1)) return -1;
-  if (n->inputs.size() > 2 && n->inputs[2] >= 0 && !gi.constant(n->inputs[2])) return -1;
-  for (size_t k = 1; k < n->outputs.size(); ++k)
-    if (n->outputs[k] >= 0) return -1;
+  LayerNormParams unused;
+  std::string why;
+  if (gi.escapes(x) || !read_layer_norm(gi, n, unused, why)) return -1;
   for (int r : gi.readers(x)) {
     const std::string& op = gi.node(r).op_type;
     if (op != "LayerNormalization" && op != "Add" && op != "Shape") return -1;
@@ -82,7 +70,6 @@ Tensor fold_scale(const Tensor& t, const Tensor& scale) {
 // Builds the fused node and its "original" subgraph; rewrites g.
 FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Block& block,
                     const std::vector<int>& taps, const std::string& family, const Embedding& e) {
-  const int input = block.input;
   FamilyClaim c;
   c.family = family;
   c.layers = int64_t(s.layers.size());
@@ -100,12 +87,7 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
   const int64_t id = g_claim_ids++;
   c.node = "kestrel/" + family + "_encoder_" + std::to_string(id);
 
-  ir::Node fused;
-  fused.name = c.node;
-  fused.op_type = kEncoderOp;
-  fused.domain = kDomain;
-  fused.opset = 1;
-  fused.inputs.push_back(input);
+  ir::Node fused = fused_node(c.node, kEncoderOp, block.input);
   auto constant = [&](const std::string& what, const Tensor& t) { return add_float_constant(g, c.node + "/" + what, t); };
   std::vector<float> eps, scales;
   if (c.pre_norm) {
@@ -143,16 +125,8 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
   set_attr(fused, "activation", c.activation);
   set_attr(fused, "epsilons", eps);
   set_attr(fused, "scales", scales);
-  fused.attrs["taps"].kind = ir::Attribute::Kind::Ints;
-  for (int t : taps) {
-    c.taps.push_back(t);
-    fused.attrs["taps"].ints.push_back(t);
-    fused.outputs.push_back(s.layers[size_t(t)].output);
-  }
-  // The replaced nodes, as a subgraph reading x, for the first-run check.
-  fused.attrs["original"].kind = ir::Attribute::Kind::Graph;
-  fused.attrs["original"].g = original_subgraph(g, gi, block, fused.outputs, c.node + "/original");
-  replace_block(g, block, fused);
+  c.taps.assign(taps.begin(), taps.end());
+  replace_block(g, gi, block, taps, fused);
   return c;
 }
 
@@ -171,7 +145,8 @@ ClaimReport claim_families(ir::Graph& g) {
       const int x = n.inputs[0];
       if (x < 0 || !tried.insert(x).second) continue;
       std::string why;
-      Stack s = chain_from(gi, x, why);
+      Stack s;
+      s.layers = chain_layers(gi, x, match_encoder_layer, why);
       const std::string where = "node '" + n.name + "'";
       if (s.layers.empty()) {
         // Worth reporting only where attention starts: the norm feeds projections.

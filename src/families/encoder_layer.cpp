@@ -10,6 +10,36 @@
 
 namespace kestrel::families {
 
+const Tensor* projection_weight(const GraphIndex& gi, const ir::Node* n, int v, int64_t rows, int64_t cols) {
+  if (!n || n->op_type != "MatMul" || n->inputs.size() != 2 || n->inputs[0] != v) return nullptr;
+  const Tensor* w = gi.constant(n->inputs[1]);
+  if (!w || w->rank() != 2 || (rows && w->dim(0) != rows) || (cols && w->dim(1) != cols)) return nullptr;
+  return w;
+}
+
+int through_bias(const GraphIndex& gi, const ir::Node* mm, Tensor& bias, std::vector<int>& nodes) {
+  nodes.push_back(gi.index_of(mm));
+  const int out = mm->outputs[0];
+  const int64_t cols = gi.constant(mm->inputs[1])->dim(1);
+  const ir::Node* add = gi.only_data_reader(out);
+  if (!add || add->op_type != "Add") return out;
+  const int other = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
+  const Tensor* b = gi.constant(other);
+  if (!b || b->numel() != cols || b->shape().back() != cols) return out;
+  bias = b->cast(DType::Float32).reshaped({cols});
+  nodes.push_back(gi.index_of(add));
+  return add->outputs[0];
+}
+
+bool splits_into_qkv(const GraphIndex& gi, int v) {
+  const ir::Node* split = gi.only_data_reader(v);
+  if (!split) return false;
+  if (split->op_type == "Split") return split->outputs.size() == 3;
+  if (split->op_type != "Reshape") return false;
+  std::vector<int64_t> t = gi.reshape_target(*split);
+  return t.size() >= 4 && t[2] == 3;
+}
+
 bool read_layer_norm(const GraphIndex& gi, const ir::Node* n, LayerNormParams& p, std::string& why) {
   auto no = [&](const char* reason) {
     why = reason;
@@ -41,20 +71,6 @@ struct Walk {
   }
   void take(const ir::Node* n) { nodes.push_back(gi.index_of(n)); }
 
-  // v's readers other than Shape (exporters read shapes of many values to
-  // build Reshape targets; those helpers are absorbed with the block).
-  std::vector<const ir::Node*> data_readers(int v) const {
-    std::vector<const ir::Node*> r;
-    for (int i : gi.readers(v))
-      if (gi.node(i).op_type != "Shape") r.push_back(&gi.node(i));
-    return r;
-  }
-  // The single data reader of v, or null.
-  const ir::Node* next(int v) const {
-    auto r = data_readers(v);
-    return r.size() == 1 && !gi.escapes(v) ? r[0] : nullptr;
-  }
-
   // A LayerNormalization over the last axis with constant parameters.
   bool layer_norm(const ir::Node* n, LayerNormParams& p) {
     std::string reason;
@@ -67,22 +83,11 @@ struct Walk {
   // optional Add of a constant [cols] bias. Returns the result value.
   int linear(const ir::Node* mm, int v, int64_t rows, int64_t cols, Tensor& w, Tensor& b) {
     if (!mm || mm->op_type != "MatMul" || mm->inputs.size() != 2 || mm->inputs[0] != v) return no("no projection MatMul"), -1;
-    const Tensor* wt = gi.constant(mm->inputs[1]);
-    if (!wt || wt->rank() != 2 || wt->dim(0) != rows || (cols && wt->dim(1) != cols))
+    const Tensor* wt = projection_weight(gi, mm, v, rows, cols);
+    if (!wt)
       return no("a projection whose weight is not a constant [" + std::to_string(rows) + ", " + std::to_string(cols) + "]"), -1;
-    take(mm);
     w = wt->cast(DType::Float32);
-    int out = mm->outputs[0];
-    const ir::Node* add = next(out);
-    if (add && add->op_type == "Add") {
-      int other = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
-      const Tensor* bt = gi.constant(other);
-      if (bt && bt->numel() == w.dim(1) && bt->shape().back() == w.dim(1)) {
-        take(add);
-        b = bt->cast(DType::Float32).reshaped({w.dim(1)});
-        out = add->outputs[0];
-      }
-    }
+    const int out = through_bias(gi, mm, b, nodes);
     if (!b.defined()) b = Tensor::from_f32({w.dim(1)}, std::vector<float>(size_t(w.dim(1)), 0.f));
     return out;
   }
@@ -92,7 +97,7 @@ struct Walk {
   // records the first rank-4 Reshape target.
   const ir::Node* layout_chain(int& v, double& scale, std::vector<int64_t>& split) {
     for (int steps = 0; steps < 8; ++steps) {
-      const ir::Node* n = next(v);
+      const ir::Node* n = gi.only_data_reader(v);
       if (!n || !n->domain.empty()) return no("a projection read by more than one op"), nullptr;
       if (n->op_type == "MatMul") return n;
       if (n->op_type == "Reshape") {
@@ -101,10 +106,9 @@ struct Walk {
           if (t.size() == 4) split = t;
         }
       } else if (n->op_type == "Mul" || n->op_type == "Div") {
-        int other = n->inputs[0] == v ? n->inputs[1] : n->inputs[0];
-        std::optional<double> c = gi.scalar(other);
-        if (!c || (n->op_type == "Div" && n->inputs[1] != other) || *c == 0) return no("a non-scalar scaling in attention"), nullptr;
-        scale *= n->op_type == "Mul" ? *c : 1.0 / *c;
+        std::optional<double> f = gi.scalar_factor(*n, v);
+        if (!f) return no("a non-scalar scaling in attention"), nullptr;
+        scale *= *f;
       } else if (n->op_type != "Transpose") {
         return no("attention layouts contain " + n->op_type), nullptr;
       }
@@ -127,7 +131,7 @@ struct Walk {
   // Optional LayerScale (Mul by a constant [D]) then the residual Add of
   // `residual`. Returns the Add's output.
   int residual(int v, int residual_in, int64_t d, Tensor& layer_scale) {
-    const ir::Node* n = next(v);
+    const ir::Node* n = gi.only_data_reader(v);
     if (n && n->op_type == "Mul") {
       int other = n->inputs[0] == v ? n->inputs[1] : n->inputs[0];
       const Tensor* ls = gi.constant(other);
@@ -135,7 +139,7 @@ struct Walk {
       layer_scale = ls->cast(DType::Float32).reshaped({d});
       take(n);
       v = n->outputs[0];
-      n = next(v);
+      n = gi.only_data_reader(v);
     }
     if (!n || n->op_type != "Add" || n->inputs.size() != 2) return no("no residual Add"), -1;
     int other = n->inputs[0] == v ? n->inputs[1] : n->inputs[0];
@@ -159,20 +163,12 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   const int y = ln1->outputs[0];
   if (gi.escapes(y)) return w.no("the normalized input is read outside the layer"), std::nullopt;
   // Q, K, V: three MatMuls of y; which is which follows from where each goes.
-  auto projections = w.data_readers(y);
+  auto projections = gi.data_readers(y);
   if (projections.size() == 1 && projections[0]->op_type == "MatMul") {
     const Tensor* wt = gi.constant(projections[0]->inputs[1]);
-    // A fused QKV is split in three (a Reshape with a 3 in its target, or a
-    // 3-way Split); GeGLU's fc1, also 3D wide at times, splits in two.
     int v = projections[0]->outputs[0];
-    if (const ir::Node* add = w.next(v); add && add->op_type == "Add") v = add->outputs[0];
-    const ir::Node* split = w.next(v);
-    bool three_way = split && ((split->op_type == "Split" && split->outputs.size() == 3) ||
-                               (split->op_type == "Reshape" && [&] {
-                                 auto t = gi.reshape_target(*split);
-                                 return std::find(t.begin(), t.end(), 3) != t.end();
-                               }()));
-    if (wt && wt->rank() == 2 && wt->dim(0) == d && wt->dim(1) == 3 * d && three_way)
+    if (const ir::Node* add = gi.only_data_reader(v); add && add->op_type == "Add") v = add->outputs[0];
+    if (wt && wt->rank() == 2 && wt->dim(0) == d && wt->dim(1) == 3 * d && splits_into_qkv(gi, v))
       return w.no("a fused QKV projection (this walk takes separate Q, K and V projections)"),
              std::nullopt;
   }
@@ -206,21 +202,20 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   // scores -> [scalar Mul/Div] -> Softmax(last axis) -> context MatMul with V
   double score_scale = 1;
   int s = scores->outputs[0];
-  const ir::Node* n = w.next(s);
+  const ir::Node* n = gi.only_data_reader(s);
   while (n && (n->op_type == "Mul" || n->op_type == "Div")) {
-    int other = n->inputs[0] == s ? n->inputs[1] : n->inputs[0];
-    std::optional<double> c = gi.scalar(other);
-    if (!c || (n->op_type == "Div" && n->inputs[1] != other) || *c == 0) return w.no("scores are scaled by a non-constant"), std::nullopt;
-    score_scale *= n->op_type == "Mul" ? *c : 1.0 / *c;
+    std::optional<double> f = gi.scalar_factor(*n, s);
+    if (!f) return w.no("scores are scaled by a non-constant"), std::nullopt;
+    score_scale *= *f;
     w.take(n);
     s = n->outputs[0];
-    n = w.next(s);
+    n = gi.only_data_reader(s);
   }
   if (!n || n->op_type != "Softmax") return w.no("the scores do not go to a Softmax (a mask or bias is not part of this family)"), std::nullopt;
   int64_t axis = n->attr_i("axis", -1);
   if (axis != -1 && axis != 3) return w.no("Softmax is not over the keys"), std::nullopt;
   w.take(n);
-  const ir::Node* context = w.next(n->outputs[0]);
+  const ir::Node* context = gi.only_data_reader(n->outputs[0]);
   if (!context || context != p[vi].target || context->inputs[0] != n->outputs[0])
     return w.no("the attention weights do not multiply the value projection"), std::nullopt;
   w.take(context);
@@ -258,11 +253,11 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   if (h < 0) return std::nullopt;
   // h -> LayerNorm -> fc1 -> activation -> fc2 -> [LayerScale] -> + h
   const ir::Node* ln2 = nullptr;
-  for (const ir::Node* r : w.data_readers(h))
+  for (const ir::Node* r : gi.data_readers(h))
     if (r->op_type == "LayerNormalization") ln2 = r;
   if (!w.layer_norm(ln2, L.norm2)) return std::nullopt;
   const int y2 = ln2->outputs[0];
-  int a = w.linear(w.next(y2), y2, d, 0, L.w_fc1, L.b_fc1);
+  int a = w.linear(gi.only_data_reader(y2), y2, d, 0, L.w_fc1, L.b_fc1);
   if (a < 0) return std::nullopt;
   const int64_t f = L.w_fc1.dim(1);
   // fc2 is the first MatMul of a constant [F, D] downstream of the activation.
@@ -272,7 +267,7 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   for (int depth = 0; depth < 12 && !fc2 && !frontier.empty(); ++depth) {
     std::vector<int> next_frontier;
     for (int v : frontier)
-      for (const ir::Node* r : w.data_readers(v)) {
+      for (const ir::Node* r : gi.data_readers(v)) {
         const Tensor* wt = r->op_type == "MatMul" ? gi.constant(r->inputs[1]) : nullptr;
         if (wt && wt->rank() == 2 && wt->dim(0) == f && wt->dim(1) == d) {
           fc2 = r;
@@ -292,7 +287,7 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   L.output = w.residual(m, h, d, L.layer_scale2);
   if (L.output < 0) return std::nullopt;
   // The intermediate residual value is read by the MLP branch only.
-  for (const ir::Node* r : w.data_readers(h))
+  for (const ir::Node* r : gi.data_readers(h))
     if (r != ln2 && gi.index_of(r) != gi.producer_index(L.output))
       return w.no("the attention residual is read outside the layer"), std::nullopt;
   L.w_q = p[qi].w, L.b_q = p[qi].b;

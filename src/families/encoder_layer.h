@@ -44,6 +44,17 @@ struct EncoderLayer {
 // Reads a LayerNormalization over the last axis with constant parameters.
 bool read_layer_norm(const GraphIndex& gi, const ir::Node* n, LayerNormParams& p, std::string& why);
 
+// The constant [rows, cols] weight (0: any size) when n is MatMul(v, weight), else null.
+const Tensor* projection_weight(const GraphIndex& gi, const ir::Node* n, int v, int64_t rows, int64_t cols);
+// The projection MatMul's output, through its optional Add of a constant
+// [cols] bias (then `bias` is set); both nodes are appended to `nodes`.
+int through_bias(const GraphIndex& gi, const ir::Node* mm, Tensor& bias, std::vector<int>& nodes);
+
+// True when v (a projection's output, after its bias) splits three ways right
+// away, the mark of a fused QKV projection: a 3-way Split, or a Reshape to
+// [.., .., 3, ..] (a gated MLP's fc1, 3D wide at times, splits in two).
+bool splits_into_qkv(const GraphIndex& gi, int v);
+
 // Matches the layer whose residual input is value x, or says why not.
 std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why);
 

@@ -36,6 +36,26 @@ std::optional<double> GraphIndex::scalar(int v) const {
   return double(t->to_f32()[0]);
 }
 
+std::vector<const ir::Node*> GraphIndex::data_readers(int v) const {
+  std::vector<const ir::Node*> r;
+  for (int i : readers_[size_t(v)])
+    if (!shape_only(g_.nodes[size_t(i)])) r.push_back(&g_.nodes[size_t(i)]);
+  return r;
+}
+
+const ir::Node* GraphIndex::only_data_reader(int v) const {
+  auto r = data_readers(v);
+  return r.size() == 1 && !escapes_[size_t(v)] ? r[0] : nullptr;
+}
+
+std::optional<double> GraphIndex::scalar_factor(const ir::Node& n, int v) const {
+  if ((n.op_type != "Mul" && n.op_type != "Div") || !n.domain.empty() || n.inputs.size() != 2) return std::nullopt;
+  const int other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+  std::optional<double> c = scalar(other);
+  if (!c || *c == 0 || (n.op_type == "Div" && n.inputs[1] != other)) return std::nullopt;
+  return n.op_type == "Mul" ? *c : 1.0 / *c;
+}
+
 const ir::Node* GraphIndex::only_reader(int v, const std::string& op) const {
   if (v < 0 || readers_[size_t(v)].size() != 1 || escapes_[size_t(v)]) return nullptr;
   const ir::Node& n = g_.nodes[size_t(readers_[size_t(v)][0])];

@@ -28,6 +28,16 @@ class GraphIndex {
   const Tensor* constant(int v) const;
   // A constant holding one number (any shape of one element), as double.
   std::optional<double> scalar(int v) const;
+  // True for Shape and Size: they read a value's shape, never its data.
+  static bool shape_only(const ir::Node& n) { return n.op_type == "Shape" || n.op_type == "Size"; }
+  // v's readers other than Shape/Size (exporters read shapes of many values
+  // to build Reshape targets; those helpers are absorbed with a claimed block).
+  std::vector<const ir::Node*> data_readers(int v) const;
+  // v's single data reader, or null (also when a subgraph or the graph's outputs see v).
+  const ir::Node* only_data_reader(int v) const;
+  // The factor a Mul or Div node applies to v when the other operand is a
+  // nonzero scalar constant (v * c, c * v, v / c), else nullopt.
+  std::optional<double> scalar_factor(const ir::Node& n, int v) const;
   // The node of type `op` among v's readers when it is v's only reader.
   const ir::Node* only_reader(int v, const std::string& op) const;
   int index_of(const ir::Node* n) const { return int(n - g_.nodes.data()); }

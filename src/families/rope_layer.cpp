@@ -8,46 +8,6 @@
 namespace kestrel::families {
 namespace {
 
-bool shape_only(const ir::Node& n) { return n.op_type == "Shape" || n.op_type == "Size"; }
-
-std::vector<const ir::Node*> data_readers(const GraphIndex& gi, int v) {
-  std::vector<const ir::Node*> r;
-  for (int i : gi.readers(v))
-    if (!shape_only(gi.node(i))) r.push_back(&gi.node(i));
-  return r;
-}
-
-const ir::Node* only_data_reader(const GraphIndex& gi, int v) {
-  auto r = data_readers(gi, v);
-  return r.size() == 1 && !gi.escapes(v) ? r[0] : nullptr;
-}
-
-// A MatMul of v by a constant [rows, cols] weight (0: any).
-const Tensor* weight_of(const GraphIndex& gi, const ir::Node* n, int v, int64_t rows, int64_t cols) {
-  if (!n || n->op_type != "MatMul" || n->inputs.size() != 2 || n->inputs[0] != v) return nullptr;
-  const Tensor* w = gi.constant(n->inputs[1]);
-  if (!w || w->rank() != 2 || (rows && w->dim(0) != rows) || (cols && w->dim(1) != cols)) return nullptr;
-  return w;
-}
-
-// The MatMul's output, through an optional constant bias Add of its width.
-int with_bias(const GraphIndex& gi, const ir::Node* mm, Tensor& bias, std::vector<int>& nodes) {
-  nodes.push_back(gi.index_of(mm));
-  int out = mm->outputs[0];
-  const int64_t cols = gi.constant(mm->inputs[1])->dim(1);
-  const ir::Node* add = only_data_reader(gi, out);
-  if (add && add->op_type == "Add") {
-    int other = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
-    const Tensor* b = gi.constant(other);
-    if (b && b->numel() == cols) {
-      bias = b->cast(DType::Float32).reshaped({cols});
-      nodes.push_back(gi.index_of(add));
-      return add->outputs[0];
-    }
-  }
-  return out;
-}
-
 // Nodes reachable from v along data edges (never through a Shape).
 std::set<int> data_descendants(const GraphIndex& gi, int v, size_t limit) {
   std::set<int> seen;
@@ -55,7 +15,7 @@ std::set<int> data_descendants(const GraphIndex& gi, int v, size_t limit) {
   while (!q.empty() && seen.size() < limit) {
     int cur = q.front();
     q.pop_front();
-    for (const ir::Node* r : data_readers(gi, cur))
+    for (const ir::Node* r : gi.data_readers(cur))
       if (seen.insert(gi.index_of(r)).second)
         for (int o : r->outputs)
           if (o >= 0) q.push_back(o);
@@ -71,7 +31,7 @@ std::set<int> ancestors(const GraphIndex& gi, int v, size_t limit) {
     int p = gi.producer_index(q.front());
     q.pop_front();
     if (p < 0 || !seen.insert(p).second) continue;
-    if (shape_only(gi.node(p))) continue;
+    if (GraphIndex::shape_only(gi.node(p))) continue;
     for (int in : gi.node(p).inputs)
       if (in >= 0) q.push_back(in);
   }
@@ -91,13 +51,13 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   const ir::Node* qkv_mm = nullptr;
   const ir::Node* ln1 = nullptr;
   auto is_qkv = [&](const ir::Node* n, int v) {
-    const Tensor* w = weight_of(gi, n, v, 0, 0);
+    const Tensor* w = projection_weight(gi, n, v, 0, 0);
     return w && w->dim(1) == 3 * w->dim(0);
   };
-  for (const ir::Node* r : data_readers(gi, x)) {
+  for (const ir::Node* r : gi.data_readers(x)) {
     if (is_qkv(r, x)) qkv_mm = r;
     if (r->op_type == "LayerNormalization" && r->inputs[0] == x)
-      for (const ir::Node* rr : data_readers(gi, r->outputs[0]))
+      for (const ir::Node* rr : gi.data_readers(r->outputs[0]))
         if (is_qkv(rr, r->outputs[0])) ln1 = r, qkv_mm = rr;
   }
   if (!qkv_mm) return no("no fused QKV projection reads the layer input");
@@ -108,14 +68,8 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   }
   const int64_t d = gi.constant(qkv_mm->inputs[1])->dim(0);
   L.w_qkv = gi.constant(qkv_mm->inputs[1])->cast(DType::Float32);
-  const int qkv = with_bias(gi, qkv_mm, L.b_qkv, L.nodes);
-  // A fused QKV splits three ways right away ([.., 3, heads, head_dim] or a
-  // 3-way Split); a gated MLP's fc1, 3D wide at times, does not.
-  const ir::Node* split = only_data_reader(gi, qkv);
-  const bool three_way = split && ((split->op_type == "Split" && split->outputs.size() == 3) ||
-                                   (split->op_type == "Reshape" && gi.reshape_target(*split).size() == 5 &&
-                                    gi.reshape_target(*split)[2] == 3));
-  if (!three_way) {
+  const int qkv = through_bias(gi, qkv_mm, L.b_qkv, L.nodes);
+  if (!splits_into_qkv(gi, qkv)) {
     why.clear();  // not a QKV projection at all: nothing to report
     return std::nullopt;
   }
@@ -125,7 +79,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   const ir::Node* out_mm = nullptr;
   for (int i : downstream) {  // index order is topological: the first is the nearest
     const ir::Node& n = gi.node(i);
-    if (n.op_type == "MatMul" && gi.constant(n.inputs[1]) && weight_of(gi, &n, n.inputs[0], d, d)) {
+    if (n.op_type == "MatMul" && gi.constant(n.inputs[1]) && projection_weight(gi, &n, n.inputs[0], d, d)) {
       out_mm = &n;
       break;
     }
@@ -177,12 +131,11 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
     if (n.op_type != "Mul" && n.op_type != "Div") continue;
     const bool on_score_path = into_scores.count(i) || (score_to_softmax.count(i) && gi.index_of(softmax) > i);
     if (!on_score_path) continue;
-    for (int k : {0, 1}) {
-      std::optional<double> c = gi.scalar(n.inputs[size_t(k)]);
-      if (!c) continue;
-      if (n.op_type == "Div" && k == 0) return no("a constant divided by an attention value");
-      scale *= n.op_type == "Mul" ? *c : 1.0 / *c;
-    }
+    const bool scalar_operand = gi.scalar(n.inputs[0]) || gi.scalar(n.inputs[1]);
+    if (!scalar_operand) continue;  // the rotary tables multiply too
+    std::optional<double> f = gi.scalar_factor(n, gi.scalar(n.inputs[0]) ? n.inputs[1] : n.inputs[0]);
+    if (!f) return no("attention divides a constant by a value, or scales it by zero");
+    scale *= *f;
   }
   L.scale = float(scale);
   // The mask: the Softmax's input is scores + Where(mask, 0, masked_score).
@@ -203,7 +156,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
       if (n.op_type == "LessOrEqual")
         if (const Tensor* w = gi.constant(n.inputs[1]); w && w->numel() == 1) L.window = int64_t(w->to_f32()[0]);
       for (int in : n.inputs)
-        if (std::find(gi.graph().inputs.begin(), gi.graph().inputs.end(), in) != gi.graph().inputs.end() && !shape_only(n))
+        if (std::find(gi.graph().inputs.begin(), gi.graph().inputs.end(), in) != gi.graph().inputs.end() && !GraphIndex::shape_only(n))
           L.mask_input = in;
     }
     if (L.mask_input < 0) return no("the attention mask does not come from a graph input");
@@ -225,27 +178,27 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
 
   // Output projection, residual.
   L.w_out = gi.constant(out_mm->inputs[1])->cast(DType::Float32);
-  int o = with_bias(gi, out_mm, L.b_out, L.nodes);
-  const ir::Node* res1 = only_data_reader(gi, o);
+  int o = through_bias(gi, out_mm, L.b_out, L.nodes);
+  const ir::Node* res1 = gi.only_data_reader(o);
   if (!res1 || res1->op_type != "Add" || (res1->inputs[0] != x && res1->inputs[1] != x))
     return no("the attention output is not added to the layer input");
   L.nodes.push_back(gi.index_of(res1));
   const int h = res1->outputs[0];
   // MLP: LayerNorm -> fc1 [D, 2F] -> act(first half) * second half -> fc2 [F, D] -> + h
   const ir::Node* ln2 = nullptr;
-  for (const ir::Node* r : data_readers(gi, h))
+  for (const ir::Node* r : gi.data_readers(h))
     if (r->op_type == "LayerNormalization") ln2 = r;
   std::string reason;
   if (!read_layer_norm(gi, ln2, L.norm2, reason)) return no(reason);
   L.nodes.push_back(gi.index_of(ln2));
-  const ir::Node* fc1 = only_data_reader(gi, ln2->outputs[0]);
-  const Tensor* w1 = weight_of(gi, fc1, ln2->outputs[0], d, 0);
+  const ir::Node* fc1 = gi.only_data_reader(ln2->outputs[0]);
+  const Tensor* w1 = projection_weight(gi, fc1, ln2->outputs[0], d, 0);
   if (!w1 || w1->dim(1) % 2) return no("no gated fc1 of an even width after the MLP norm");
   const int64_t f = w1->dim(1) / 2;
   L.w_fc1 = w1->cast(DType::Float32);
-  const int u = with_bias(gi, fc1, L.b_fc1, L.nodes);
+  const int u = through_bias(gi, fc1, L.b_fc1, L.nodes);
   int first = -1, second = -1;
-  auto halves = data_readers(gi, u);
+  auto halves = gi.data_readers(u);
   if (halves.size() == 1 && halves[0]->op_type == "Split" && halves[0]->outputs.size() == 2) {
     first = halves[0]->outputs[0], second = halves[0]->outputs[1];
     L.nodes.push_back(gi.index_of(halves[0]));
@@ -257,19 +210,19 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
     }
   }
   if (first < 0 || second < 0) return no("fc1's output is not split into an activated half and a gate");
-  const ir::Node* glu = only_data_reader(gi, second);
+  const ir::Node* glu = gi.only_data_reader(second);
   if (!glu || glu->op_type != "Mul") return no("the gate half does not multiply the activated half");
   const int act_out = glu->inputs[0] == second ? glu->inputs[1] : glu->inputs[0];
   std::optional<Activation> act = identify_activation(gi, first, act_out, L.nodes, why);
   if (!act) return std::nullopt;
   L.act = *act;
   L.nodes.push_back(gi.index_of(glu));
-  const ir::Node* fc2 = only_data_reader(gi, glu->outputs[0]);
-  const Tensor* w2 = weight_of(gi, fc2, glu->outputs[0], f, d);
+  const ir::Node* fc2 = gi.only_data_reader(glu->outputs[0]);
+  const Tensor* w2 = projection_weight(gi, fc2, glu->outputs[0], f, d);
   if (!w2) return no("no fc2 back to the model width");
   L.w_fc2 = w2->cast(DType::Float32);
-  const int m = with_bias(gi, fc2, L.b_fc2, L.nodes);
-  const ir::Node* res2 = only_data_reader(gi, m);
+  const int m = through_bias(gi, fc2, L.b_fc2, L.nodes);
+  const ir::Node* res2 = gi.only_data_reader(m);
   if (!res2 || res2->op_type != "Add" || (res2->inputs[0] != h && res2->inputs[1] != h))
     return no("the MLP output is not added to the attention residual");
   L.nodes.push_back(gi.index_of(res2));

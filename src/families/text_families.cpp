@@ -40,18 +40,8 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     if (const ir::Node* p = gi.producer(x); p && p->op_type == "LayerNormalization" && !token_embedding_before(gi, x))
       x = p->inputs[0];
     if (!tried.insert(x).second) continue;
-    std::vector<RopeLayer> layers;
     std::string why;
-    for (int v = x;;) {
-      std::string reason;
-      auto l = match_rope_layer(gi, v, reason);
-      if (!l) {
-        if (layers.empty()) why = reason;
-        break;
-      }
-      v = l->output;
-      layers.push_back(std::move(*l));
-    }
+    std::vector<RopeLayer> layers = chain_layers(gi, x, match_rope_layer, why);
     const std::string where = "node '" + n.name + "'";
     if (layers.empty()) {
       if (!why.empty()) report.note(where + ": " + why);
@@ -69,11 +59,13 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
       report.note(where + ": " + unsealed);
       continue;
     }
-    bool sealed = true;
     const int mask = layers[0].mask_input;
-    for (const RopeLayer& l : layers) sealed = sealed && l.mask_input == mask && l.heads == layers[0].heads;
-    if (!sealed) {
-      report.note(where + ": the encoder's inner values are read outside it, or its layers disagree on mask or heads");
+    bool alike = true;
+    for (const RopeLayer& l : layers)
+      alike = alike && l.mask_input == mask && l.heads == layers[0].heads && l.act == layers[0].act &&
+              l.inv_freq.size() == layers[0].inv_freq.size();
+    if (!alike) {
+      report.note(where + ": its layers differ in mask, heads, activation or rotary size");
       continue;
     }
     // The fused node.
@@ -89,12 +81,7 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     const int64_t id = ids++;
     c.node = "kestrel/modernbert_encoder_" + std::to_string(id);
     for (const RopeLayer& l : layers) c.windows.push_back(l.window);
-    ir::Node fused;
-    fused.name = c.node;
-    fused.op_type = kRopeEncoderOp;
-    fused.domain = kDomain;
-    fused.opset = 1;
-    fused.inputs.push_back(x);
+    ir::Node fused = fused_node(c.node, kRopeEncoderOp, x);
     // Input 1 is always the padding mask (absent: -1), which the kernels read
     // themselves, even where the graph built its masks from it outside the
     // block; the other side inputs follow.
@@ -107,10 +94,6 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     std::vector<int64_t> windows;
     for (size_t li = 0; li < layers.size(); ++li) {
       const RopeLayer& l = layers[li];
-      if (l.act != layers[0].act || int64_t(l.inv_freq.size()) != c.head_dim / 2) {
-        sealed = false;
-        break;
-      }
       const std::string p = c.node + "/layer" + std::to_string(li) + "/";
       // The fused QKV projection splits into its query, key and value column blocks.
       const int64_t d = c.width;
@@ -136,10 +119,6 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
       windows.push_back(l.window);
       inv_freq.insert(inv_freq.end(), l.inv_freq.begin(), l.inv_freq.end());
     }
-    if (!sealed) {
-      report.note(where + ": its layers differ in activation or rotary size");
-      continue;
-    }
     set_attr(fused, "layers", c.layers);
     set_attr(fused, "heads", c.heads);
     set_attr(fused, "head_dim", c.head_dim);
@@ -152,15 +131,8 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     set_attr(fused, "masked_scores", masked);
     set_attr(fused, "inv_freq", inv_freq);
     set_attr(fused, "windows", windows);
-    fused.attrs["taps"].kind = ir::Attribute::Kind::Ints;
-    for (int t : taps) {
-      c.taps.push_back(t);
-      fused.attrs["taps"].ints.push_back(t);
-      fused.outputs.push_back(layers[size_t(t)].output);
-    }
-    fused.attrs["original"].kind = ir::Attribute::Kind::Graph;
-    fused.attrs["original"].g = original_subgraph(g, gi, block, fused.outputs, c.node + "/original");
-    replace_block(g, block, fused);
+    c.taps.assign(taps.begin(), taps.end());
+    replace_block(g, gi, block, taps, fused);
     report.claims.push_back(c);
     return true;
   }
