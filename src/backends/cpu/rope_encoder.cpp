@@ -12,6 +12,7 @@
 #include "backends/cpu/encoder_math.h"
 #include "backends/cpu/fused_check.h"
 #include "families/rope_spec.h"
+#include "families/rotary_tables.h"
 #include "ops/gemm_util.h"
 
 namespace kestrel::backends::cpu {
@@ -23,16 +24,15 @@ namespace fam = kestrel::families;
 
 const float* data_or_null(const Tensor* t) { return t ? t->data<float>() : nullptr; }
 
-// Rotary embedding of every head of q and k (columns [0, 2D) of qkv rows) at position t.
+// Rotary embedding of every head of q and k (columns [0, 2D) of qkv rows) at the row's position.
 void rotate(const KernelContext& ctx, float* qkv, int64_t batch, int64_t tokens, int64_t d, int64_t hd,
-            const float* inv_freq) {
+            const fam::RotaryTables& tables) {
   const int64_t half = hd / 2;
   parallel_for(ctx, batch * tokens, 8, [&](int64_t r) {
-    const float pos = float(r % tokens);
+    const int64_t pos = r % tokens;
     float* row = qkv + r * 3 * d;
     for (int64_t j = 0; j < half; ++j) {
-      const float angle = pos * inv_freq[j];
-      const float c = std::cos(angle), s = std::sin(angle);
+      const float c = tables.cos[size_t(pos * half + j)], s = tables.sin[size_t(pos * half + j)];
       for (int64_t h = 0; h < 2 * d / hd; ++h) {  // query heads then key heads
         float* x = row + h * hd;
         const float a = x[j], b = x[j + half];
@@ -119,7 +119,8 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
     for (int j = 0; j < 3; ++j)  // Q, K, V side by side in rows of 3D
       project(ctx, a_in, rows, d, in(l, fam::kQWeight + j)->data<float>(), data_or_null(in(l, fam::kQBias + j)), d,
               qkv.data() + j * d, 3 * d);
-    rotate(ctx, qkv.data(), batch, tokens, d, hd, spec.inv_freq.data() + l * hd / 2);
+    const std::vector<float> freq(spec.inv_freq.begin() + l * hd / 2, spec.inv_freq.begin() + (l + 1) * hd / 2);
+    rotate(ctx, qkv.data(), batch, tokens, d, hd, *fam::rotary_tables(freq, tokens));
     attention(ctx, qkv.data(), att.data(), batch, tokens, spec.heads, hd, spec.scales[size_t(l)],
               spec.windows[size_t(l)], spec.masked_scores[size_t(l)], live);
     project(ctx, att.data(), rows, d, in(l, fam::kOutWeight)->data<float>(), data_or_null(in(l, fam::kOutBias)), d,

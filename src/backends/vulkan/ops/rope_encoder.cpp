@@ -11,6 +11,7 @@
 
 #include "backends/vulkan/ops/encoder_steps.h"
 #include "families/rope_spec.h"
+#include "families/rotary_tables.h"
 
 namespace kestrel::vulkan {
 namespace {
@@ -58,22 +59,15 @@ void record_rope_encoder(OpContext& ctx) {
             att = temp(rows * d), hidden = temp(rows * 2 * f), gated = temp(rows * f),
             scores = temp(scores_words);
   copy(ctx, X, x, rows * d);
-  // cos/sin tables per distinct frequency set (global and local layers differ),
-  // computed as the CPU kernel does: float angle, then cos and sin.
+  // cos/sin tables per distinct frequency set (global and local layers differ).
   std::map<std::vector<float>, std::pair<GpuTensor, GpuTensor>> tables;
   const ActParams act = encoder_activation(ctx, spec.activation);
   size_t next_tap = 0;
   for (int64_t l = 0; l < spec.layers; ++l) {
     std::vector<float> freq(spec.inv_freq.begin() + l * half, spec.inv_freq.begin() + (l + 1) * half);
     if (!tables.count(freq)) {
-      std::vector<float> c(size_t(tokens * half)), s(size_t(tokens * half));
-      for (int64_t t = 0; t < tokens; ++t)
-        for (int64_t j = 0; j < half; ++j) {
-          const float angle = float(t) * freq[size_t(j)];
-          c[size_t(t * half + j)] = std::cos(angle);
-          s[size_t(t * half + j)] = std::sin(angle);
-        }
-      tables.emplace(freq, std::make_pair(ctx.upload_f32(c), ctx.upload_f32(s)));
+      auto t = fam::rotary_tables(freq, tokens);
+      tables.emplace(freq, std::make_pair(ctx.upload_f32(t->cos), ctx.upload_f32(t->sin)));
     }
     const auto& [cos_t, sin_t] = tables.at(freq);
     const GpuTensor* a_in = &x;
