@@ -51,9 +51,9 @@ def prepare_inputs(kestrel, model, dims, d):
     return feeds, [x for p in pairs for x in ("--input", p)]
 
 
-def kestrel_bench(kestrel, model, input_flags, runs, extra):
+def kestrel_bench(kestrel, model, input_flags, runs, extra, env=None):
     return json.loads(subprocess.check_output([kestrel, "bench", model, "--runs", str(runs), "--json"]
-                                              + input_flags + extra))
+                                              + input_flags + extra, env=env))
 
 
 def ort_median_ms(model, feeds, threads, runs):

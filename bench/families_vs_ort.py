@@ -25,14 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402
-from bench_models import ort_median_ms  # noqa: E402
+from bench_models import kestrel_bench, ort_median_ms  # noqa: E402
 
 DEFAULT = ["clip", "siglip", "dinov2", "depth_anything"]
-
-
-def kestrel_bench(kestrel, model, flags, runs, env):
-    out = subprocess.check_output([kestrel, "bench", model, "--runs", str(runs), "--json"] + flags, env=env)
-    return json.loads(out)
 
 
 def torch_cuda_fp16_ms(name, runs):
@@ -85,9 +80,10 @@ def main():
         info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json"]))
         fam = ", ".join(f"{c['family']} ({c['layers']} layers)" for c in info["families"]) or "none"
         env = dict(os.environ)
-        fused = kestrel_bench(a.kestrel, model, flags + ["--backend", "vulkan", "--precision", "fp32"], a.runs, env)
+        vulkan = ["--backend", "vulkan", "--precision", "fp32"]
+        fused = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env)
         env_off = dict(env, KESTREL_FAMILIES="off")
-        per_op = kestrel_bench(a.kestrel, model, flags + ["--backend", "vulkan", "--precision", "fp32"], a.runs, env_off)
+        per_op = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
         o_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, a.runs // 4))
         t_ms = torch_cuda_fp16_ms(name, a.runs)
         with tempfile.TemporaryDirectory() as out:
