@@ -56,6 +56,15 @@ def kestrel_bench(kestrel, model, input_flags, runs, extra, env=None):
                                               + input_flags + extra, env=env))
 
 
+def output_agreement(ours, ref):
+    """Cosine and max |ours - ref| over max |ref| of two outputs (1.0 and 0.0 where a norm is 0)."""
+    k = np.asarray(ours, dtype=np.float64).ravel()
+    r = np.asarray(ref, dtype=np.float64).ravel()
+    den = np.linalg.norm(k) * np.linalg.norm(r)
+    rng = float(np.max(np.abs(r))) if r.size else 0.0
+    return (float(k @ r / den) if den > 0 else 1.0), (float(np.max(np.abs(k - r)) / rng) if rng > 0 else 0.0)
+
+
 def ort_median_ms(model, feeds, threads, runs):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads

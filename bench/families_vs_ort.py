@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402
-from bench_models import kestrel_bench, ort_median_ms  # noqa: E402
+from bench_models import kestrel_bench, ort_median_ms, output_agreement  # noqa: E402
 
 DEFAULT = ["clip", "siglip", "dinov2", "depth_anything"]
 
@@ -49,12 +49,6 @@ def torch_cuda_fp16_ms(name, runs):
             torch.cuda.synchronize()
             t.append((time.perf_counter() - t0) * 1e3)
     return float(np.median(t))
-
-
-def agreement(ours, ref):
-    a, b = ours.astype(np.float64).ravel(), ref.astype(np.float64).ravel()
-    cos = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-    return cos, float(np.abs(a - b).max() / np.abs(b).max())
 
 
 def main():
@@ -91,7 +85,7 @@ def main():
             subprocess.check_call([a.kestrel, "run", model, "--backend", "vulkan", "--precision", "fp32", "--runs", "2",
                                    "--output-dir", out] + flags, stdout=subprocess.DEVNULL)
             k0 = np.load(os.path.join(out, "0.npy"))
-        cos, err = agreement(k0, ref[0])
+        cos, err = output_agreement(k0, ref[0])
         absrel = float(np.mean(np.abs(k0 - ref[0]) / np.maximum(np.abs(ref[0]), 1e-6))) if name == "depth_anything" else None
         row = dict(name=name, family=fam, fused=fused["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms,
                    cos=cos, err=err, absrel=absrel, placement=fused.get("placement", ""))

@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 import onnxruntime as ort
 
-from bench_models import each_model, kestrel_bench, ort_median_ms, parse_args
+from bench_models import each_model, kestrel_bench, ort_median_ms, output_agreement, parse_args
 
 
 def agreement(kestrel, model, flags, ref, precision):
@@ -28,12 +28,8 @@ def agreement(kestrel, model, flags, ref, precision):
                               + flags, stdout=subprocess.DEVNULL)
         worst_cos, worst_err = 1.0, 0.0
         for i, r in enumerate(ref):
-            k = np.load(os.path.join(d, f"{i}.npy")).astype(np.float64).ravel()
-            r = np.asarray(r, dtype=np.float64).ravel()
-            den = np.linalg.norm(k) * np.linalg.norm(r)
-            worst_cos = min(worst_cos, float(k @ r / den) if den > 0 else 1.0)
-            rng = float(np.max(np.abs(r))) if r.size else 0.0
-            worst_err = max(worst_err, float(np.max(np.abs(k - r)) / rng) if rng > 0 else 0.0)
+            cos, err = output_agreement(np.load(os.path.join(d, f"{i}.npy")), r)
+            worst_cos, worst_err = min(worst_cos, cos), max(worst_err, err)
         return worst_cos, worst_err
 
 
