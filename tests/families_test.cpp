@@ -39,7 +39,7 @@ const std::vector<Fixture>& fixtures() {
       {"dinov2", "dinov2", 2, 3, 16, 0, {"pixel_values"}},
       {"dinov2_registers", "dinov2", 2, 3, 16, 4, {"pixel_values"}},
       {"depth_anything", "depth_anything", 4, 3, 16, 0, {"pixel_values"}},
-      {"sam", "", 0, 0, 0, 0, {"pixel_values"}},
+      {"sam", "sam", 4, 3, 16, 0, {"pixel_values"}},
       {"modernbert", "modernbert", 4, 4, 16, 0, {"input_ids", "attention_mask"}},
       {"modernbert_stack", "modernbert", 4, 4, 16, 0, {"input_ids", "attention_mask"}},
   };
@@ -76,6 +76,10 @@ TEST(Families, EachFixtureIsClaimedByItsOwnFamilyAndNoOther) {
       EXPECT_EQ(c.registers, f.registers) << path;
       if (c.family == "modernbert") {  // global every third layer, sliding windows of 8 (+-4) between
         EXPECT_EQ(c.windows, (std::vector<int64_t>{-1, 4, 4, -1})) << path;
+      }
+      if (c.family == "sam") {  // windows of 3 over 8x8 patches (padded to 9x9), global layers 1 and 3
+        EXPECT_EQ(c.attention, (std::vector<std::string>{"windows of 3", "global", "windows of 3", "global"})) << path;
+        EXPECT_NE(c.after.find("neck"), std::string::npos) << path;
       }
       if (c.family == "depth_anything") {
         EXPECT_EQ(c.taps, (std::vector<int64_t>{0, 1, 2, 3})) << path;

@@ -63,8 +63,7 @@ void print_families(const FamiliesView& v) {
     const families::FamilyClaim& c = v.report.claims[i];
     std::string taps, kinds;
     for (int64_t x : c.taps) taps += (taps.empty() ? "" : ",") + std::to_string(x);
-    for (size_t k = 0; k < c.windows.size(); ++k)
-      kinds += (k ? ", " : "") + (c.windows[k] < 0 ? std::string("global") : "sliding +-" + std::to_string(c.windows[k]));
+    for (size_t k = 0; k < c.attention.size(); ++k) kinds += (k ? ", " : "") + c.attention[k];
     std::printf("family %s: %lld layers fused into '%s' (width %lld, %lld heads of %lld, MLP %lld, %s%s%s%s%s, "
                 "taps after layers %s; replaces %zu nodes)\n",
                 c.family.c_str(), (long long)c.layers, c.node.c_str(), (long long)c.width, (long long)c.heads,
@@ -73,6 +72,7 @@ void print_families(const FamiliesView& v) {
                 c.registers ? (", " + std::to_string(c.registers) + " registers").c_str() : "", taps.c_str(),
                 c.replaced_nodes);
     if (!kinds.empty()) std::printf("  attention per layer: %s\n", kinds.c_str());
+    if (!c.after.empty()) std::printf("  after it: %s\n", c.after.c_str());
     if (v.measured && v.total_flops > 0)
       std::printf("  %.1f%% of the model's FLOPs inside it (%.3g of %.3g GFLOP, one run on synthesized inputs)\n",
                   100 * v.fused_flops[i] / v.total_flops, v.fused_flops[i] / 1e9, v.total_flops / 1e9);

@@ -35,6 +35,23 @@ double node_flops(const ir::Node& n, const std::vector<Shape>& in, const std::ve
     const double layers = n.attrs.count("layers") ? double(n.attrs.at("layers").i) : 0;
     return layers * (2 * b * t * d * (4 * d + 3 * f) + 4 * b * t * t * d);
   }
+  if (n.op_type == "ViTDetEncoder" && has(0) && in[0].size() == 4 && n.attrs.count("windows")) {
+    // Per layer: the QKV projection over the windows' tokens (padding
+    // included), scores, the relative-position terms and the context per
+    // window, the output projection and the MLP over the grid.
+    const int64_t b = in[0][0], h = in[0][1], w = in[0][2];
+    const double d = double(in[0][3]), rows = double(b * h * w);
+    const size_t fc1 = size_t(1 + 12);  // families::kFc1Weight of layer 0
+    const double f = fc1 < in.size() && in[fc1].size() == 2 ? double(in[fc1][1]) : 4 * d;
+    double total = 0;
+    for (int64_t win : n.attrs.at("windows").ints) {
+      const int64_t gr = win > 0 ? win : h, gc = win > 0 ? win : w;
+      const double windows = win > 0 ? double(b * ((h + win - 1) / win) * ((w + win - 1) / win)) : double(b);
+      const double t = double(gr * gc), wrows = windows * t;
+      total += 2 * wrows * d * 3 * d + 4 * wrows * t * d + 2 * wrows * double(gr + gc) * d + 2 * rows * d * (d + 2 * f);
+    }
+    return total;
+  }
   if (n.op_type == "TransformerEncoder" && has(0) && in[0].size() == 3) {
     // Per layer: Q, K, V and output projections, scores and context, the MLP.
     const double b = double(in[0][0]), t = double(in[0][1]), d = double(in[0][2]);

@@ -145,6 +145,27 @@ int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t) {
   return v;
 }
 
+void set_encoder_attrs(ir::Node& n, const FamilyClaim& c, int64_t claim_id, const std::string& activation,
+                       const std::vector<float>& epsilons, const std::vector<float>& scales) {
+  set_attr(n, "layers", c.layers);
+  set_attr(n, "heads", c.heads);
+  set_attr(n, "head_dim", c.head_dim);
+  set_attr(n, "claim_id", claim_id);
+  set_attr(n, "family", c.family);
+  set_attr(n, "activation", activation);
+  set_attr(n, "epsilons", epsilons);
+  set_attr(n, "scales", scales);
+}
+
+Tensor qkv_part(const Tensor& t, int64_t j) {
+  if (!t.defined()) return Tensor();
+  const int64_t d = t.shape().back() / 3, rows = t.rank() == 2 ? t.dim(0) : 1;
+  std::vector<float> all = t.to_f32(), part;
+  for (int64_t r = 0; r < rows; ++r)
+    part.insert(part.end(), all.begin() + r * 3 * d + j * d, all.begin() + r * 3 * d + (j + 1) * d);
+  return Tensor::from_f32(t.rank() == 2 ? Shape{rows, d} : Shape{d}, part);
+}
+
 ir::Node fused_node(const std::string& name, const char* op, int input) {
   ir::Node n;
   n.name = name;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "families/families.h"
 #include "families/graph_index.h"
 
 namespace kestrel::families {
@@ -88,8 +89,18 @@ inline void set_attr(ir::Node& n, const char* k, const std::vector<int64_t>& v) 
   n.attrs[k].ints = v;
 }
 
+// The attributes every fused encoder node carries, from its claim: layers,
+// heads, head_dim, claim_id, family, activation, and per layer the two
+// LayerNorm epsilons and the attention scale.
+void set_encoder_attrs(ir::Node& n, const FamilyClaim& c, int64_t claim_id, const std::string& activation,
+                       const std::vector<float>& epsilons, const std::vector<float>& scales);
+
 // An initializer named `name` holding t as float32; returns its value id (-1 for an undefined t).
 int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t);
+
+// Part j (0: query, 1: key, 2: value) of a fused QKV projection's weight
+// [D, 3D] or bias [3D]: its column block [D, D] or [D]. Undefined stays undefined.
+Tensor qkv_part(const Tensor& t, int64_t j);
 
 // A fused node of `op` named `name` in Kestrel's domain, reading `input`.
 ir::Node fused_node(const std::string& name, const char* op, int input);

@@ -10,6 +10,7 @@
 #include "families/block.h"
 #include "families/text_families.h"
 #include "families/vit_families.h"
+#include "families/vitdet_family.h"
 
 namespace kestrel::families {
 
@@ -29,10 +30,9 @@ std::string FamilyClaim::json() const {
          (class_token ? "true" : "false") + ", \"registers\": " + std::to_string(registers) + ", \"taps\": [" + t +
          "], \"attention\": [" + [&] {
            std::string a;
-           for (size_t i = 0; i < windows.size(); ++i)
-             a += std::string(i ? ", " : "") + (windows[i] < 0 ? "\"global\"" : "\"sliding " + std::to_string(windows[i]) + "\"");
+           for (size_t i = 0; i < attention.size(); ++i) a += std::string(i ? ", " : "") + "\"" + attention[i] + "\"";
            return a;
-         }() + "], \"replaced_nodes\": " + std::to_string(replaced_nodes) + "}";
+         }() + "], \"after\": \"" + after + "\", \"replaced_nodes\": " + std::to_string(replaced_nodes) + "}";
 }
 
 namespace {
@@ -116,15 +116,8 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
     eps.push_back(l.norm2.epsilon);
     scales.push_back(l.scale);
   }
-  set_attr(fused, "layers", c.layers);
-  set_attr(fused, "heads", c.heads);
-  set_attr(fused, "head_dim", c.head_dim);
+  set_encoder_attrs(fused, c, id, c.activation, eps, scales);
   set_attr(fused, "pre_norm", int64_t(c.pre_norm));
-  set_attr(fused, "claim_id", id);
-  set_attr(fused, "family", family);
-  set_attr(fused, "activation", c.activation);
-  set_attr(fused, "epsilons", eps);
-  set_attr(fused, "scales", scales);
   c.taps.assign(taps.begin(), taps.end());
   replace_block(g, gi, block, taps, fused);
   return c;
@@ -181,6 +174,8 @@ ClaimReport claim_families(ir::Graph& g) {
     }
   }
   while (claim_text_stack(g, report, g_claim_ids)) {
+  }
+  while (claim_vitdet_stack(g, report, g_claim_ids)) {
   }
   // A later claim may have taken nodes an earlier note was about.
   std::vector<std::string> still;

@@ -40,6 +40,19 @@ bool splits_into_qkv(const GraphIndex& gi, int v) {
   return t.size() >= 4 && t[2] == 3;
 }
 
+int64_t qkv_heads(const GraphIndex& gi, const std::vector<int>& nodes, int64_t d) {
+  int64_t heads = 0;
+  for (int i : nodes) {
+    const ir::Node& n = gi.node(i);
+    if (n.op_type != "Reshape") continue;
+    std::vector<int64_t> t = gi.reshape_target(n);
+    if (t.size() != 5 || t[2] != 3) continue;
+    int64_t h = t[3] > 0 ? t[3] : (t[3] == -1 && t[4] > 0 && d % t[4] == 0 ? d / t[4] : 0);
+    if (h > 0 && d % h == 0 && (t[4] == -1 || t[4] == d / h)) heads = h;
+  }
+  return heads;
+}
+
 bool read_layer_norm(const GraphIndex& gi, const ir::Node* n, LayerNormParams& p, std::string& why) {
   auto no = [&](const char* reason) {
     why = reason;
@@ -151,6 +164,51 @@ struct Walk {
 
 }  // namespace
 
+
+bool match_mlp(const GraphIndex& gi, int h, int64_t d, MlpBlock& m, std::vector<int>& nodes, std::string& why) {
+  Walk w{gi, nodes, why};
+  // h -> LayerNorm -> fc1 -> activation -> fc2 -> [LayerScale] -> + h
+  const ir::Node* ln2 = nullptr;
+  for (const ir::Node* r : gi.data_readers(h))
+    if (r->op_type == "LayerNormalization") ln2 = r;
+  if (!w.layer_norm(ln2, m.norm)) return false;
+  const int y2 = ln2->outputs[0];
+  int a = w.linear(gi.only_data_reader(y2), y2, d, 0, m.w_fc1, m.b_fc1);
+  if (a < 0) return false;
+  const int64_t f = m.w_fc1.dim(1);
+  // fc2 is the first MatMul of a constant [F, D] downstream of the activation.
+  const ir::Node* fc2 = nullptr;
+  std::vector<int> frontier{a};
+  std::set<int> seen;
+  for (int depth = 0; depth < 12 && !fc2 && !frontier.empty(); ++depth) {
+    std::vector<int> next_frontier;
+    for (int v : frontier)
+      for (const ir::Node* r : gi.data_readers(v)) {
+        const Tensor* wt = r->op_type == "MatMul" ? gi.constant(r->inputs[1]) : nullptr;
+        if (wt && wt->rank() == 2 && wt->dim(0) == f && wt->dim(1) == d) {
+          fc2 = r;
+        } else if (seen.insert(gi.index_of(r)).second) {
+          for (int ov : r->outputs)
+            if (ov >= 0) next_frontier.push_back(ov);
+        }
+      }
+    frontier = next_frontier;
+  }
+  if (!fc2) return w.no("no fc2 projection back to the model width"), false;
+  std::optional<Activation> act = identify_activation(gi, a, fc2->inputs[0], nodes, why);
+  if (!act) return false;
+  m.act = *act;
+  const int projected = w.linear(fc2, fc2->inputs[0], f, d, m.w_fc2, m.b_fc2);
+  if (projected < 0) return false;
+  m.output = w.residual(projected, h, d, m.layer_scale);
+  if (m.output < 0) return false;
+  // The intermediate residual value is read by the MLP branch only.
+  for (const ir::Node* r : gi.data_readers(h))
+    if (r != ln2 && gi.index_of(r) != gi.producer_index(m.output))
+      return w.no("the attention residual is read outside the layer"), false;
+  return true;
+}
+
 namespace {
 
 // The layer from its first LayerNorm on.
@@ -251,45 +309,13 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   if (o < 0) return std::nullopt;
   const int h = w.residual(o, x, d, L.layer_scale1);
   if (h < 0) return std::nullopt;
-  // h -> LayerNorm -> fc1 -> activation -> fc2 -> [LayerScale] -> + h
-  const ir::Node* ln2 = nullptr;
-  for (const ir::Node* r : gi.data_readers(h))
-    if (r->op_type == "LayerNormalization") ln2 = r;
-  if (!w.layer_norm(ln2, L.norm2)) return std::nullopt;
-  const int y2 = ln2->outputs[0];
-  int a = w.linear(gi.only_data_reader(y2), y2, d, 0, L.w_fc1, L.b_fc1);
-  if (a < 0) return std::nullopt;
-  const int64_t f = L.w_fc1.dim(1);
-  // fc2 is the first MatMul of a constant [F, D] downstream of the activation.
-  const ir::Node* fc2 = nullptr;
-  std::vector<int> frontier{a};
-  std::set<int> seen;
-  for (int depth = 0; depth < 12 && !fc2 && !frontier.empty(); ++depth) {
-    std::vector<int> next_frontier;
-    for (int v : frontier)
-      for (const ir::Node* r : gi.data_readers(v)) {
-        const Tensor* wt = r->op_type == "MatMul" ? gi.constant(r->inputs[1]) : nullptr;
-        if (wt && wt->rank() == 2 && wt->dim(0) == f && wt->dim(1) == d) {
-          fc2 = r;
-        } else if (seen.insert(gi.index_of(r)).second) {
-          for (int ov : r->outputs)
-            if (ov >= 0) next_frontier.push_back(ov);
-        }
-      }
-    frontier = next_frontier;
-  }
-  if (!fc2) return w.no("no fc2 projection back to the model width"), std::nullopt;
-  std::optional<Activation> act = identify_activation(gi, a, fc2->inputs[0], L.nodes, why);
-  if (!act) return std::nullopt;
-  L.act = *act;
-  int m = w.linear(fc2, fc2->inputs[0], f, d, L.w_fc2, L.b_fc2);
-  if (m < 0) return std::nullopt;
-  L.output = w.residual(m, h, d, L.layer_scale2);
-  if (L.output < 0) return std::nullopt;
-  // The intermediate residual value is read by the MLP branch only.
-  for (const ir::Node* r : gi.data_readers(h))
-    if (r != ln2 && gi.index_of(r) != gi.producer_index(L.output))
-      return w.no("the attention residual is read outside the layer"), std::nullopt;
+  MlpBlock mlp;
+  if (!match_mlp(gi, h, d, mlp, L.nodes, why)) return std::nullopt;
+  L.norm2 = mlp.norm;
+  L.w_fc1 = mlp.w_fc1, L.b_fc1 = mlp.b_fc1, L.w_fc2 = mlp.w_fc2, L.b_fc2 = mlp.b_fc2;
+  L.layer_scale2 = mlp.layer_scale;
+  L.act = mlp.act;
+  L.output = mlp.output;
   L.w_q = p[qi].w, L.b_q = p[qi].b;
   L.w_k = p[ki].w, L.b_k = p[ki].b;
   L.w_v = p[vi].w, L.b_v = p[vi].b;

@@ -55,6 +55,21 @@ int through_bias(const GraphIndex& gi, const ir::Node* mm, Tensor& bias, std::ve
 // [.., .., 3, ..] (a gated MLP's fc1, 3D wide at times, splits in two).
 bool splits_into_qkv(const GraphIndex& gi, int v);
 
+// The MLP half of a pre-norm layer from its residual value h:
+//   h -> LayerNorm -> fc1 -> activation -> fc2 [-> LayerScale] -> + h = output
+// where h is read by nothing else. Appends the nodes it covers.
+struct MlpBlock {
+  LayerNormParams norm;
+  Tensor w_fc1, b_fc1, w_fc2, b_fc2, layer_scale;  // layer_scale may be undefined
+  Activation act = Activation::GeluErf;
+  int output = -1;
+};
+bool match_mlp(const GraphIndex& gi, int h, int64_t d, MlpBlock& m, std::vector<int>& nodes, std::string& why);
+
+// The head count a fused QKV projection of width d splits into, read from a
+// 5-D Reshape [batch, tokens, 3, heads, head_dim] among `nodes`; 0 if none.
+int64_t qkv_heads(const GraphIndex& gi, const std::vector<int>& nodes, int64_t d);
+
 // Matches the layer whose residual input is value x, or says why not.
 std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why);
 

@@ -18,7 +18,7 @@ inline constexpr const char* kEncoderOp = "TransformerEncoder";
 
 // What one fused node holds, for reports.
 struct FamilyClaim {
-  std::string family;  // clip, siglip, dinov2, depth_anything
+  std::string family;  // clip, siglip, dinov2, depth_anything, sam, modernbert
   std::string node;    // the fused node's name
   int64_t layers = 0, width = 0, heads = 0, head_dim = 0, mlp_width = 0;
   std::string activation;
@@ -26,6 +26,8 @@ struct FamilyClaim {
   int64_t registers = 0;
   std::vector<int64_t> taps;  // layers whose outputs leave the node, in output order
   std::vector<int64_t> windows;  // rotary encoders: per layer, the sliding window's half width (-1: global)
+  std::vector<std::string> attention;  // per layer: "global", "sliding +-4", "windows of 14" (empty: all global)
+  std::string after;  // what follows the encoder and runs outside it (SAM's neck), for reports
   size_t replaced_nodes = 0;
   std::string json() const;
 };

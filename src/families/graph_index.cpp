@@ -1,6 +1,12 @@
 #include "families/graph_index.h"
 
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
 #include <unordered_set>
+
+#include "ops/evaluate.h"
 
 namespace kestrel::families {
 
@@ -77,6 +83,90 @@ std::vector<int64_t> GraphIndex::reshape_target(const ir::Node& reshape) const {
     }
   }
   return dims;
+}
+
+}  // namespace kestrel::families
+
+namespace kestrel::families {
+
+std::set<int> data_descendants(const GraphIndex& gi, int v, size_t limit) {
+  std::set<int> seen;
+  std::deque<int> q{v};
+  while (!q.empty() && seen.size() < limit) {
+    int cur = q.front();
+    q.pop_front();
+    for (const ir::Node* r : gi.data_readers(cur))
+      if (seen.insert(gi.index_of(r)).second)
+        for (int o : r->outputs)
+          if (o >= 0) q.push_back(o);
+  }
+  return seen;
+}
+
+std::set<int> data_ancestors(const GraphIndex& gi, int v, size_t limit) {
+  std::set<int> seen;
+  std::deque<int> q{v};
+  while (!q.empty() && seen.size() < limit) {
+    int p = gi.producer_index(q.front());
+    q.pop_front();
+    if (p < 0 || !seen.insert(p).second) continue;
+    if (GraphIndex::shape_only(gi.node(p))) continue;
+    for (int in : gi.node(p).inputs)
+      if (in >= 0) q.push_back(in);
+  }
+  return seen;
+}
+
+std::optional<double> shape_derived_scalar(const GraphIndex& gi, int v, int64_t last_dim) {
+  std::set<int> nodes = data_ancestors(gi, v, 64);
+  if (nodes.empty() || nodes.size() >= 64) return std::nullopt;
+  bool reads_shape = false;
+  for (int i : nodes) {
+    const ir::Node& n = gi.node(i);
+    if (!n.domain.empty()) return std::nullopt;
+    if (GraphIndex::shape_only(n)) {
+      if (n.op_type != "Shape") return std::nullopt;
+      reads_shape = true;
+      continue;
+    }
+    for (int in : n.inputs)  // every leaf is a constant
+      if (in >= 0 && !gi.constant(in) && !nodes.count(gi.producer_index(in))) return std::nullopt;
+  }
+  if (!reads_shape) return std::nullopt;
+  auto evaluate = [&](int64_t filler) -> std::optional<double> {
+    std::map<int, Tensor> values;
+    for (int i : nodes) {  // index order is topological
+      const ir::Node& n = gi.node(i);
+      std::vector<Tensor> out;
+      if (n.op_type == "Shape") {
+        std::vector<int64_t> dims{filler, filler + 2, filler + 4, last_dim};
+        const int64_t r = 4;
+        auto clamp = [r](int64_t a) { return std::clamp(a < 0 ? a + r : a, int64_t(0), r); };
+        const int64_t start = clamp(n.attr_i("start", 0)), end = clamp(n.attr_i("end", r));
+        out.push_back(Tensor::from_i64(std::vector<int64_t>(dims.begin() + start, dims.begin() + std::max(start, end))));
+      } else {
+        std::vector<Tensor> in;
+        for (int x : n.inputs) {
+          if (x < 0) in.emplace_back();
+          else if (const Tensor* c = gi.constant(x)) in.push_back(*c);
+          else in.push_back(values.at(x));
+        }
+        try {
+          out = ops::evaluate_node(n, in);
+        } catch (const Error&) {
+          return std::nullopt;
+        }
+      }
+      for (size_t k = 0; k < n.outputs.size() && k < out.size(); ++k)
+        if (n.outputs[k] >= 0) values[n.outputs[k]] = out[k];
+    }
+    auto it = values.find(v);
+    if (it == values.end() || it->second.numel() != 1) return std::nullopt;
+    return double(it->second.cast(DType::Float32).to_f32()[0]);
+  };
+  std::optional<double> a = evaluate(3), b = evaluate(11);
+  if (!a || !b || *a != *b || !std::isfinite(*a)) return std::nullopt;
+  return a;
 }
 
 }  // namespace kestrel::families

@@ -3,6 +3,7 @@
 // not change while an index of it is alive.
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,5 +55,17 @@ class GraphIndex {
   std::vector<std::vector<int>> readers_;
   std::vector<bool> escapes_;
 };
+
+// Nodes reachable from v along data edges (never through a Shape), at most `limit`.
+std::set<int> data_descendants(const GraphIndex& gi, int v, size_t limit);
+// Nodes v depends on along data edges (a Shape's input is not followed), at most `limit`.
+std::set<int> data_ancestors(const GraphIndex& gi, int v, size_t limit);
+
+// A scalar an exporter computes from tensor shapes (torch's scaled dot-product
+// attention writes its scale as 1/sqrt(q.shape[-1]) in nodes): its value when
+// every Shape it reads sees a tensor whose last dimension is `last_dim`. The
+// other dimensions must not matter: it is evaluated with two different sets
+// of them and both must agree. nullopt when v depends on anything else.
+std::optional<double> shape_derived_scalar(const GraphIndex& gi, int v, int64_t last_dim);
 
 }  // namespace kestrel::families

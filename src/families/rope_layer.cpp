@@ -6,39 +6,6 @@
 #include <set>
 
 namespace kestrel::families {
-namespace {
-
-// Nodes reachable from v along data edges (never through a Shape).
-std::set<int> data_descendants(const GraphIndex& gi, int v, size_t limit) {
-  std::set<int> seen;
-  std::deque<int> q{v};
-  while (!q.empty() && seen.size() < limit) {
-    int cur = q.front();
-    q.pop_front();
-    for (const ir::Node* r : gi.data_readers(cur))
-      if (seen.insert(gi.index_of(r)).second)
-        for (int o : r->outputs)
-          if (o >= 0) q.push_back(o);
-  }
-  return seen;
-}
-
-// Nodes v depends on, data edges only (a Shape's input is not followed).
-std::set<int> ancestors(const GraphIndex& gi, int v, size_t limit) {
-  std::set<int> seen;
-  std::deque<int> q{v};
-  while (!q.empty() && seen.size() < limit) {
-    int p = gi.producer_index(q.front());
-    q.pop_front();
-    if (p < 0 || !seen.insert(p).second) continue;
-    if (GraphIndex::shape_only(gi.node(p))) continue;
-    for (int in : gi.node(p).inputs)
-      if (in >= 0) q.push_back(in);
-  }
-  return seen;
-}
-
-}  // namespace
 
 std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::string& why) {
   RopeLayer L;
@@ -86,7 +53,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   }
   if (!out_mm) return no("no output projection after the QKV projection");
   // Attention: what the QKV projection feeds on the way to it.
-  std::set<int> before_out = ancestors(gi, out_mm->inputs[0], 4000);
+  std::set<int> before_out = data_ancestors(gi, out_mm->inputs[0], 4000);
   std::vector<int> region;
   for (int i : downstream)
     if (before_out.count(i)) region.push_back(i);
@@ -99,8 +66,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   for (int i : region) {
     const ir::Node& n = gi.node(i);
     if (n.op_type == "Einsum")
-      return no("attention adds an Einsum term (a decomposed relative-position bias, as in SAM's ViT-Det, which has no "
-                "matcher yet)");
+      return no("attention adds an Einsum term (a decomposed relative-position bias: the ViT-Det walk's)");
     if (!n.domain.empty() || !kAllowed.count(n.op_type)) return no("attention contains " + n.op_type);
     if (n.op_type == "Softmax") {
       if (softmax) return no("attention has two Softmaxes");
@@ -112,18 +78,11 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   const int64_t axis = softmax->attr_i("axis", -1);
   if (axis != -1 && axis != 3) return no("Softmax is not over the keys");
   const ir::Node* scores = matmuls[0];  // topological: scores come first
-  // Heads: a 5-D Reshape [batch, tokens, 3, heads, head_dim] of the QKV output.
-  for (int i : region) {
-    const ir::Node& n = gi.node(i);
-    if (n.op_type != "Reshape") continue;
-    std::vector<int64_t> t = gi.reshape_target(n);
-    if (t.size() != 5 || t[2] != 3) continue;
-    int64_t h = t[3] > 0 ? t[3] : (t[3] == -1 && t[4] > 0 && d % t[4] == 0 ? d / t[4] : 0);
-    if (h > 0 && d % h == 0 && (t[4] == -1 || t[4] == d / h)) L.heads = h, L.head_dim = d / h;
-  }
+  L.heads = qkv_heads(gi, region, d);
+  L.head_dim = L.heads > 0 ? d / L.heads : 0;
   if (L.heads <= 0) return no("the head count cannot be read from the QKV Reshape");
   // Scale: scalar Mul/Div on the way into the score product, and between it and the Softmax.
-  std::set<int> into_scores = ancestors(gi, scores->outputs[0], 4000);
+  std::set<int> into_scores = data_ancestors(gi, scores->outputs[0], 4000);
   std::set<int> score_to_softmax = data_descendants(gi, scores->outputs[0], 40);
   double scale = 1;
   for (int i : region) {
@@ -150,7 +109,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
     L.masked_score = float(*masked);
     L.nodes.push_back(gi.index_of(where));
     // Which graph input it comes from, and the window if it is a sliding one.
-    std::set<int> mask_ancestors = ancestors(gi, where->inputs[0], 4000);
+    std::set<int> mask_ancestors = data_ancestors(gi, where->inputs[0], 4000);
     for (int i : mask_ancestors) {
       const ir::Node& n = gi.node(i);
       if (n.op_type == "LessOrEqual")
@@ -167,7 +126,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   for (int i : region)
     for (int in : gi.node(i).inputs) {
       if (in < 0 || in == qkv || gi.constant(in) || in_region.count(gi.producer_index(in))) continue;
-      for (int a : ancestors(gi, in, 400))
+      for (int a : data_ancestors(gi, in, 400))
         for (int v : gi.node(a).inputs)
           if (const Tensor* c = gi.constant(v);
               c && L.inv_freq.empty() && dtype_is_float(c->dtype()) && c->numel() == L.head_dim / 2 && c->numel() > 1)

@@ -80,7 +80,10 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     c.replaced_nodes = block.nodes.size();
     const int64_t id = ids++;
     c.node = "kestrel/modernbert_encoder_" + std::to_string(id);
-    for (const RopeLayer& l : layers) c.windows.push_back(l.window);
+    for (const RopeLayer& l : layers) {
+      c.windows.push_back(l.window);
+      c.attention.push_back(l.window < 0 ? "global" : "sliding +-" + std::to_string(l.window));
+    }
     ir::Node fused = fused_node(c.node, kRopeEncoderOp, x);
     // Input 1 is always the padding mask (absent: -1), which the kernels read
     // themselves, even where the graph built its masks from it outside the
@@ -95,18 +98,8 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     for (size_t li = 0; li < layers.size(); ++li) {
       const RopeLayer& l = layers[li];
       const std::string p = c.node + "/layer" + std::to_string(li) + "/";
-      // The fused QKV projection splits into its query, key and value column blocks.
-      const int64_t d = c.width;
-      auto columns = [&](const Tensor& t, int64_t j) {
-        if (!t.defined()) return Tensor();
-        std::vector<float> all = t.to_f32(), part;
-        const int64_t rows = t.rank() == 2 ? t.dim(0) : 1;
-        for (int64_t r = 0; r < rows; ++r)
-          part.insert(part.end(), all.begin() + r * 3 * d + j * d, all.begin() + r * 3 * d + (j + 1) * d);
-        return Tensor::from_f32(t.rank() == 2 ? Shape{rows, d} : Shape{d}, part);
-      };
-      const Tensor w[3] = {columns(l.w_qkv, 0), columns(l.w_qkv, 1), columns(l.w_qkv, 2)};
-      const Tensor b[3] = {columns(l.b_qkv, 0), columns(l.b_qkv, 1), columns(l.b_qkv, 2)};
+      const Tensor w[3] = {qkv_part(l.w_qkv, 0), qkv_part(l.w_qkv, 1), qkv_part(l.w_qkv, 2)};
+      const Tensor b[3] = {qkv_part(l.b_qkv, 0), qkv_part(l.b_qkv, 1), qkv_part(l.b_qkv, 2)};
       const Tensor* slots[kSlotsPerLayer] = {&l.norm1.scale, &l.norm1.bias, &w[0],   &w[1],   &w[2],
                                              &b[0],          &b[1],         &b[2],   &l.w_out, &l.b_out,
                                              &l.norm2.scale, &l.norm2.bias, &l.w_fc1, &l.b_fc1, &l.w_fc2,
@@ -119,15 +112,8 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
       windows.push_back(l.window);
       inv_freq.insert(inv_freq.end(), l.inv_freq.begin(), l.inv_freq.end());
     }
-    set_attr(fused, "layers", c.layers);
-    set_attr(fused, "heads", c.heads);
-    set_attr(fused, "head_dim", c.head_dim);
+    set_encoder_attrs(fused, c, id, activation_name(layers[0].act), eps, scales);
     set_attr(fused, "side_inputs", side);
-    set_attr(fused, "claim_id", id);
-    set_attr(fused, "family", c.family);
-    set_attr(fused, "activation", std::string(activation_name(layers[0].act)));
-    set_attr(fused, "epsilons", eps);
-    set_attr(fused, "scales", scales);
     set_attr(fused, "masked_scores", masked);
     set_attr(fused, "inv_freq", inv_freq);
     set_attr(fused, "windows", windows);

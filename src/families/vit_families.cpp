@@ -20,7 +20,7 @@ Embedding describe_embedding(const GraphIndex& gi, int v) {
     } else if (op == "Add") {
       int other = -1;
       for (int i : {0, 1})
-        if (const Tensor* c = gi.constant(n->inputs[size_t(i)]); c && c->rank() == 3) {
+        if (const Tensor* c = gi.constant(n->inputs[size_t(i)]); c && (c->rank() == 3 || c->rank() == 4)) {
           e.position = true;
           other = n->inputs[size_t(1 - i)];
         }

@@ -26,9 +26,15 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
   } else if (state == fam::CheckState::Agreed) {
     outs = fused(ctx);
   } else {
-    outs = fused(ctx);
-    std::vector<Tensor> ref = ctx.run_subgraph(*original->g, original_inputs);
+    // A fused kernel that cannot run this shape (an error naming why) is a
+    // disagreement too: the graph's own ops decide.
     std::string disagreement;
+    try {
+      outs = fused(ctx);
+    } catch (const Error& e) {
+      disagreement = e.what();
+    }
+    std::vector<Tensor> ref = ctx.run_subgraph(*original->g, original_inputs);
     for (size_t i = 0; i < ref.size() && disagreement.empty(); ++i) {
       if (i >= outs.size() || outs[i].shape() != ref[i].shape()) {
         disagreement = "output " + std::to_string(i) + " has another shape";
