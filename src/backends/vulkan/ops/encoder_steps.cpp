@@ -53,9 +53,8 @@ void linear(OpContext& ctx, const GpuTensor& x, int64_t rows, int64_t k, const G
   record_gemm(ctx, plan, x, w, bias, y, act, residual);
 }
 
-void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
-               const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
-               const AttentionMask* mask) {
+void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
+                      int64_t tokens, int64_t heads, int64_t hd, float scale) {
   const int64_t d = heads * hd;
   GemmPlan s;
   init_batch(s.p);
@@ -69,18 +68,11 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
   s.p.sab[3] = s.p.sbb[3] = uint32_t(hd);
   s.batches = uint64_t(batch * heads);
   record_gemm(ctx, s, q, k, nullptr, scores, ActParams{});
+}
 
-  if (mask) {
-    MaskedSoftmaxPush mp{0, 0, uint32_t(tokens), uint32_t(heads), int32_t(mask->window), mask->finite_masked ? 1u : 0u};
-    dispatch_rows(ctx, "masked_softmax", {mask->padding ? 1 : 0},
-                  {Out(scores), In(mask->padding ? *mask->padding : scores)}, &mp, sizeof mp,
-                  uint64_t(batch * heads * tokens), uint64_t(2 * tokens));
-  } else {
-    SoftmaxPush sp{0, 0, uint32_t(tokens), 1};
-    dispatch_rows(ctx, "softmax", {0}, {In(scores), Out(scores)}, &sp, sizeof sp, uint64_t(batch * heads * tokens),
-                  uint64_t(tokens));
-  }
-
+void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
+                       int64_t batch, int64_t tokens, int64_t heads, int64_t hd) {
+  const int64_t d = heads * hd;
   GemmPlan c;
   init_batch(c.p);
   c.p.M = uint32_t(tokens), c.p.N = uint32_t(hd), c.p.K = uint32_t(tokens);
@@ -96,14 +88,32 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
   record_gemm(ctx, c, scores, v, nullptr, out, ActParams{});
 }
 
-const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok) {
+void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
+               const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
+               const AttentionMask* mask) {
+  attention_scores(ctx, q, k, scores, batch, tokens, heads, hd, scale);
+  if (mask) {
+    MaskedSoftmaxPush mp{0, 0, uint32_t(tokens), uint32_t(heads), int32_t(mask->window), mask->finite_masked ? 1u : 0u};
+    dispatch_rows(ctx, "masked_softmax", {mask->padding ? 1 : 0},
+                  {Out(scores), In(mask->padding ? *mask->padding : scores)}, &mp, sizeof mp,
+                  uint64_t(batch * heads * tokens), uint64_t(2 * tokens));
+  } else {
+    SoftmaxPush sp{0, 0, uint32_t(tokens), 1};
+    dispatch_rows(ctx, "softmax", {0}, {In(scores), Out(scores)}, &sp, sizeof sp, uint64_t(batch * heads * tokens),
+                  uint64_t(tokens));
+  }
+  attention_context(ctx, scores, v, out, batch, tokens, heads, hd);
+}
+
+const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) {
   const GpuTensor& x = ctx.input(0);
   const families::CheckState state = families::check_state(ctx.node.attr_i("claim_id", 0), x.shape);
   if (state == families::CheckState::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
   if (state == families::CheckState::Unchecked)
     ctx.unsupported("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
   if (ctx.half() && !half_ok) ctx.unsupported("float16 storage: this fused encoder runs in float32 runs only");
-  if (!x.is_float() || x.shape.size() != 3) ctx.unsupported("input ", shape_str(x.shape), " is not float [batch, tokens, width]");
+  if (!x.is_float() || x.shape.size() != rank)
+    ctx.unsupported("input ", shape_str(x.shape), rank == 3 ? " is not float [batch, tokens, width]" : " is not a float grid [batch, height, width, channels]");
   return x;
 }
 

@@ -26,6 +26,13 @@ struct AttentionMask {
   bool finite_masked = true;           // masked scores are a finite minimum (else -inf)
 };
 
+// scores = scale q k^T for every (batch, head) (layouts as in attention below).
+void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
+                      int64_t tokens, int64_t heads, int64_t hd, float scale);
+// out = scores v for every (batch, head), each head's columns in place.
+void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
+                       int64_t batch, int64_t tokens, int64_t heads, int64_t hd);
+
 // Softmax(scale q k^T [masked]) v for every (batch, head); q, k, v are
 // [B, T, D] with head h in columns [h*hd, (h+1)*hd); the context lands the
 // same way. scores holds B*H*T*T floats.
@@ -35,9 +42,9 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
 
 // What every fused encoder kernel checks first: the claim agreed for this
 // input's shape (else the node runs on the CPU, which checks it), a float
-// [batch, tokens, width] input and, unless half_ok, a float32 run. Returns
-// the input.
-const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok);
+// [batch, tokens, width] input (rank 4: a grid [batch, height, width,
+// channels]) and, unless half_ok, a float32 run. Returns the input.
+const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank = 3);
 
 // A fused node's per-layer inputs (Spec::input(layer, slot) gives the index).
 template <typename Spec>
