@@ -13,8 +13,10 @@
 #include "families/families.h"
 #include "onnx/loader.h"
 #include "passes/passes.h"
+#include "graph_helpers.h"
 
 using namespace kestrel;
+using kestrel::test::node_named;
 
 namespace {
 
@@ -24,12 +26,6 @@ ir::Graph sam_graph() {
   ir::Graph g = onnx_io::load_model_file(sam_fixture("torchscript.onnx")).graph;
   passes::run_default_passes(g);
   return g;
-}
-
-ir::Node* node_named(ir::Graph& g, const std::string& name) {
-  for (ir::Node& n : g.nodes)
-    if (n.name == name) return &n;
-  return nullptr;
 }
 
 const std::string kAttn0 = "/vision_encoder/layers.0/attn/";

@@ -55,7 +55,9 @@ double node_flops(const ir::Node& n, const std::vector<Shape>& in, const std::ve
   if (n.op_type == "TransformerEncoder" && has(0) && in[0].size() == 3) {
     // Per layer: Q, K, V and output projections, scores and context, the MLP.
     const double b = double(in[0][0]), t = double(in[0][1]), d = double(in[0][2]);
-    const int first = n.attrs.count("pre_norm") && n.attrs.at("pre_norm").i ? 3 : 1;
+    // families::EncoderSpec: x, side inputs (at least the mask slot), [pre-norm scale, bias], layers
+    const int64_t side = n.attrs.count("side_inputs") ? n.attrs.at("side_inputs").i : 1;
+    const int first = int(1 + side + (n.attrs.count("pre_norm") && n.attrs.at("pre_norm").i ? 2 : 0));
     const size_t fc1 = size_t(first + 12);  // families::kFc1Weight
     const double f = fc1 < in.size() && in[fc1].size() == 2 ? double(in[fc1][1]) : 4 * d;
     const double layers = n.attrs.count("layers") ? double(n.attrs.at("layers").i) : 0;

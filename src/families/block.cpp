@@ -99,6 +99,16 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
   return true;
 }
 
+std::vector<const ir::Node*> first_norm_of_each_input(const ir::Graph& g) {
+  std::vector<const ir::Node*> out;
+  std::set<int> seen;
+  for (const ir::Node& n : g.nodes)
+    if (n.op_type == "LayerNormalization" && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0 &&
+        seen.insert(n.inputs[0]).second)
+      out.push_back(&n);
+  return out;
+}
+
 bool layer_taps(const Block& b, const std::vector<int>& layer_outputs, std::vector<int>& taps) {
   taps.clear();
   for (int v : b.outputs) {

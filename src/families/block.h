@@ -34,6 +34,10 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
 // order; false when something else leaves it or the last layer's does not.
 bool layer_taps(const Block& b, const std::vector<int>& layer_outputs, std::vector<int>& taps);
 
+// Where walks of encoder layers may start: the first LayerNormalization
+// reading each value, in node order.
+std::vector<const ir::Node*> first_norm_of_each_input(const ir::Graph& g);
+
 // Layers chained residual to residual from value x: match(gi, x, why)
 // returns the layer reading x, or nullopt; `why` keeps the first refusal.
 template <typename Match>

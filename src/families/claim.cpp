@@ -11,6 +11,7 @@
 #include "families/text_families.h"
 #include "families/vit_families.h"
 #include "families/vitdet_family.h"
+#include "families/torch_layer.h"
 
 namespace kestrel::families {
 
@@ -88,11 +89,18 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
   c.node = "kestrel/" + family + "_encoder_" + std::to_string(id);
 
   ir::Node fused = fused_node(c.node, kEncoderOp, block.input);
+  // Input 1: the mask slot; then the other values computed outside that
+  // the original ops read (EncoderSpec).
+  const int mask = s.layers[0].mask_input;  // the same for every layer (checked by the caller)
+  fused.inputs.push_back(mask);
+  for (int v : block.side_inputs)
+    if (v != mask) fused.inputs.push_back(v);
+  set_attr(fused, "side_inputs", int64_t(fused.inputs.size() - 1));
   auto constant = [&](const std::string& what, const Tensor& t) { return add_float_constant(g, c.node + "/" + what, t); };
   std::vector<float> eps, scales;
   if (c.pre_norm) {
     const ir::Node& ln = g.nodes[size_t(s.pre_norm)];
-    fused.inputs.push_back(ln.inputs[1]);
+    fused.inputs.push_back(ln.inputs[1]);  // EncoderSpec::kPreNormScale
     fused.inputs.push_back(ln.inputs.size() > 2 ? ln.inputs[2] : -1);
     fused.attrs["pre_norm_epsilon"].kind = ir::Attribute::Kind::Float;
     fused.attrs["pre_norm_epsilon"].f = ln.attr_f("epsilon", 1e-5f);
@@ -123,6 +131,42 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
   return c;
 }
 
+// torch's nn.TransformerEncoderLayer(norm_first=True) stacks (torch_layer.h),
+// family "torch_transformer"; at most one per call.
+bool claim_torch_stack(ir::Graph& g, ClaimReport& report) {
+  GraphIndex gi(g);
+  for (const ir::Node* norm : first_norm_of_each_input(g)) {
+    const ir::Node& n = *norm;
+    const int x = n.inputs[0];
+    std::string why;
+    Stack s;
+    s.layers = chain_layers(gi, x, match_torch_layer, why);
+    if (s.layers.empty()) continue;  // the other walks report what they saw
+    const std::string where = "node '" + n.name + "'";
+    const int mask = s.layers[0].mask_input;
+    bool alike = true;
+    for (const EncoderLayer& l : s.layers)
+      alike = alike && l.mask_input == mask && l.heads == s.layers[0].heads && l.act == s.layers[0].act;
+    if (!alike) {
+      report.note(where + ": its torch encoder layers differ in mask, heads or activation");
+      continue;
+    }
+    Block block;
+    std::vector<int> taps;
+    std::string unsealed;
+    if (!assemble_chain(gi, s.layers, {}, x, block, taps, unsealed)) {
+      report.note(where + ": " + unsealed);
+      continue;
+    }
+    // The original ops read the mask first, then the other side inputs (as the fused node does).
+    block.side_inputs.erase(std::remove(block.side_inputs.begin(), block.side_inputs.end(), mask), block.side_inputs.end());
+    if (mask >= 0) block.side_inputs.insert(block.side_inputs.begin(), mask);
+    report.claims.push_back(rewrite(g, gi, s, block, taps, "torch_transformer", Embedding{}));
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ClaimReport claim_families(ir::Graph& g) {
@@ -131,12 +175,10 @@ ClaimReport claim_families(ir::Graph& g) {
   for (bool again = true; again;) {  // one claim per pass over a fresh index
     again = false;
     GraphIndex gi(g);
-    std::set<int> tried;
-    for (size_t i = 0; i < g.nodes.size() && !again; ++i) {
-      const ir::Node& n = g.nodes[i];
-      if (n.op_type != "LayerNormalization" || !n.domain.empty() || n.inputs.empty()) continue;
+    for (const ir::Node* norm : first_norm_of_each_input(g)) {
+      if (again) break;
+      const ir::Node& n = *norm;
       const int x = n.inputs[0];
-      if (x < 0 || !tried.insert(x).second) continue;
       std::string why;
       Stack s;
       s.layers = chain_layers(gi, x, match_encoder_layer, why);
@@ -174,6 +216,8 @@ ClaimReport claim_families(ir::Graph& g) {
     }
   }
   while (claim_text_stack(g, report, g_claim_ids)) {
+  }
+  while (claim_torch_stack(g, report)) {
   }
   while (claim_vitdet_stack(g, report, g_claim_ids)) {
   }

@@ -53,6 +53,34 @@ int64_t qkv_heads(const GraphIndex& gi, const std::vector<int>& nodes, int64_t d
   return heads;
 }
 
+std::optional<double> attention_scale(const GraphIndex& gi, const std::vector<int>& region, int qkv,
+                                      const ir::Node& scores, const ir::Node& softmax, int64_t head_dim,
+                                      std::string& why) {
+  const std::set<int> into_scores = data_ancestors(gi, scores.outputs[0], 4000);
+  const std::set<int> into_softmax = data_ancestors(gi, softmax.inputs[0], 4000);
+  const std::set<int> in_region(region.begin(), region.end());
+  const int s = gi.index_of(&scores), sm = gi.index_of(&softmax);
+  double scale = 1;
+  for (int i : region) {
+    const ir::Node& n = gi.node(i);
+    if (n.op_type != "Mul" && n.op_type != "Div") continue;
+    if (!into_scores.count(i) && !(i > s && i < sm && into_softmax.count(i))) {
+      why = "attention multiplies something other than the scores";
+      return std::nullopt;
+    }
+    const bool a_in = in_region.count(gi.producer_index(n.inputs[0])) || n.inputs[0] == qkv;
+    const int other = a_in ? n.inputs[1] : n.inputs[0];
+    std::optional<double> f = gi.scalar(other);
+    if (!f) f = shape_derived_scalar(gi, other, head_dim);
+    if (!f || *f == 0 || (n.op_type == "Div" && other != n.inputs[1])) {
+      why = "attention scales the scores by a value that is neither a constant nor the head size's";
+      return std::nullopt;
+    }
+    scale *= n.op_type == "Mul" ? *f : 1.0 / *f;
+  }
+  return scale;
+}
+
 bool read_layer_norm(const GraphIndex& gi, const ir::Node* n, LayerNormParams& p, std::string& why) {
   auto no = [&](const char* reason) {
     why = reason;

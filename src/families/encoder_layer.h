@@ -38,6 +38,7 @@ struct EncoderLayer {
   Activation act = Activation::GeluErf;
   int64_t heads = 0, head_dim = 0;
   float scale = 0;  // multiplies q.k
+  int mask_input = -1;  // a key padding mask's graph input (keys where it is 0 are left out); -1: none
   std::vector<int> nodes;  // node indices the layer covers (its compute; not shape helpers)
 };
 
@@ -69,6 +70,16 @@ bool match_mlp(const GraphIndex& gi, int h, int64_t d, MlpBlock& m, std::vector<
 // The head count a fused QKV projection of width d splits into, read from a
 // 5-D Reshape [batch, tokens, 3, heads, head_dim] among `nodes`; 0 if none.
 int64_t qkv_heads(const GraphIndex& gi, const std::vector<int>& nodes, int64_t d);
+
+// The attention scale of a region (the nodes a QKV projection's output
+// `qkv` feeds on the way to the output projection): the product of the
+// scalar Mul/Div on the way into the `scores` MatMul and between it and the
+// Softmax, each a constant or computed from the head size
+// (shape_derived_scalar). nullopt, with `why`, when a Mul/Div of the region
+// multiplies anything else.
+std::optional<double> attention_scale(const GraphIndex& gi, const std::vector<int>& region, int qkv,
+                                      const ir::Node& scores, const ir::Node& softmax, int64_t head_dim,
+                                      std::string& why);
 
 // Matches the layer whose residual input is value x, or says why not.
 std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why);

@@ -17,7 +17,9 @@ struct EncoderSpec {
   std::vector<float> scales;    // attention scale per layer
   std::vector<int64_t> taps;    // layers whose outputs are the node's outputs, in order
   std::string activation;       // gelu, gelu_tanh, quick_gelu, silu, relu
-  int first_layer_input = 1;    // input index of layer 0's first slot
+  int64_t side_inputs = 1;      // inputs between x and the parameters: the mask slot, then values the original ops read
+  int pre_norm_input = 2;       // the pre-encoder LayerNorm's scale (its bias follows)
+  int first_layer_input = 2;    // input index of layer 0's first slot
 
   // Reads and checks the node (throws an Error naming it when inconsistent).
   static EncoderSpec of(const ir::Node& n) {
@@ -31,14 +33,21 @@ struct EncoderSpec {
     s.scales = n.attr_floats("scales");
     s.taps = n.attr_ints("taps");
     s.activation = n.attr_s("activation", "");
-    s.first_layer_input = s.pre_norm ? 3 : 1;
-    if (s.layers <= 0 || s.heads <= 0 || s.head_dim <= 0 ||
+    s.side_inputs = n.attr_i("side_inputs", 1);
+    s.pre_norm_input = int(1 + s.side_inputs);
+    s.first_layer_input = s.pre_norm_input + (s.pre_norm ? 2 : 0);
+    if (s.layers <= 0 || s.heads <= 0 || s.head_dim <= 0 || s.side_inputs < 1 ||
         int64_t(n.inputs.size()) != s.first_layer_input + s.layers * kSlotsPerLayer ||
         int64_t(s.epsilons.size()) != 2 * s.layers || int64_t(s.scales.size()) != s.layers ||
         s.taps.size() != n.outputs.size())
       fail(n.where(), ": inputs and attributes do not describe ", s.layers, " encoder layers");
     return s;
   }
+  // Input 1 is the key padding mask [batch, tokens] (keys where it is 0 are
+  // left out; -1: none); the other side inputs (values computed outside that
+  // the original ops read) follow it, then the pre-encoder LayerNorm's scale
+  // and bias (with pre_norm), then each layer's slots.
+  static constexpr int kMaskInput = 1;
   // Input index of a layer's slot.
   int input(int64_t layer, int slot) const { return int(first_layer_input + layer * kSlotsPerLayer + slot); }
 };

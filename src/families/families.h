@@ -52,8 +52,9 @@ bool families_enabled();
 
 namespace kestrel::families {
 
-// The fused encoder's inputs: the residual stream x, then (with pre_norm=1)
-// the pre-encoder LayerNorm's scale and bias, then per layer these slots
+// The fused encoder's inputs: the residual stream x, a key padding mask
+// (TransformerEncoder; -1 when none), then (with pre_norm=1) the
+// pre-encoder LayerNorm's scale and bias, then per layer these slots
 // (weights [in, out]; a LayerScale is folded into the projection before it).
 // An absent optional (a bias-less LayerNorm) is input -1.
 enum LayerSlot {

@@ -36,12 +36,9 @@ std::string describe_neck(const GraphIndex& gi, int v) {
 
 bool claim_vitdet_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& ids) {
   GraphIndex gi(g);
-  std::set<int> tried;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& n = g.nodes[i];
-    if (n.op_type != "LayerNormalization" || !n.domain.empty() || n.inputs.empty() || n.inputs[0] < 0) continue;
+  for (const ir::Node* norm : first_norm_of_each_input(g)) {
+    const ir::Node& n = *norm;
     const int x = n.inputs[0];
-    if (!tried.insert(x).second) continue;
     std::string why;
     std::vector<ViTDetLayer> layers = chain_layers(gi, x, match_vitdet_layer, why);
     const std::string where = "node '" + n.name + "'";

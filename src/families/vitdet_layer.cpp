@@ -167,26 +167,11 @@ std::optional<ViTDetLayer> match_vitdet_layer(const GraphIndex& gi, int x, std::
   if (L.window > 0 && (L.rel_h.dim(0) != 2 * L.window - 1 || L.rel_w.dim(0) != 2 * L.window - 1))
     return no("relative-position tables that do not span the window");
 
-  // Scale: scalar Mul/Div into the score product and between it and the
-  // Softmax (a constant, or computed from the head size as torch's
-  // scaled_dot_product_attention writes it).
-  std::set<int> into_scores = data_ancestors(gi, scores->outputs[0], 4000);
-  std::set<int> in_region(region.begin(), region.end());
-  double scale = 1;
-  for (int i : region) {
-    const ir::Node& n = gi.node(i);
-    if (n.op_type != "Mul" && n.op_type != "Div") continue;
-    const bool on_score_path = into_scores.count(i) || (into_softmax.count(i) && i > gi.index_of(scores));
-    if (!on_score_path) return no("attention multiplies something other than the scores");
-    const bool a_in = in_region.count(gi.producer_index(n.inputs[0])) || n.inputs[0] == qkv;
-    const int other = a_in ? n.inputs[1] : n.inputs[0];
-    std::optional<double> f = gi.scalar(other);
-    if (!f) f = shape_derived_scalar(gi, other, L.head_dim);
-    if (!f || *f == 0) return no("attention scales the scores by a value that is neither constant nor the head size's");
-    if (n.op_type == "Div" && other != n.inputs[1]) return no("attention divides a constant by the scores");
-    scale *= n.op_type == "Mul" ? *f : 1.0 / *f;
-  }
-  L.scale = float(scale);
+  // Scale: a constant, or computed from the head size as torch's
+  // scaled_dot_product_attention writes it.
+  std::optional<double> scale = attention_scale(gi, region, qkv, *scores, *softmax, L.head_dim, why);
+  if (!scale) return std::nullopt;
+  L.scale = float(*scale);
   L.nodes.insert(L.nodes.end(), region.begin(), region.end());
 
   // Output projection [-> unpartition -> crop] -> + x

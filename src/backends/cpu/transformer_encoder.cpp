@@ -29,10 +29,11 @@ void residual(const KernelContext& ctx, float* x, const float* o, int64_t rows, 
   });
 }
 
-// Multi-head attention of one batch element per task: qkv rows are
-// [q | k | v] of width 3D; out rows are D wide.
+// Multi-head attention of one (batch, head) per task: qkv rows are
+// [q | k | v] of width 3D; out rows are D wide. With a key padding mask
+// [batch, tokens], keys where it is 0 are left out (as the graph's -inf does).
 void attention(const KernelContext& ctx, const float* qkv, float* out, int64_t batch, int64_t tokens, int64_t heads,
-               int64_t hd, float scale) {
+               int64_t hd, float scale, const std::vector<float>* mask) {
   const int64_t d = heads * hd;
   parallel_for(ctx, batch * heads, 1, [&](int64_t task) {
     static thread_local std::vector<float> scores;
@@ -40,6 +41,10 @@ void attention(const KernelContext& ctx, const float* qkv, float* out, int64_t b
     const int64_t b = task / heads, h = task % heads;
     const float* q = qkv + b * tokens * 3 * d + h * hd;
     ops::sgemm_serial(false, true, tokens, tokens, hd, scale, q, 3 * d, q + d, 3 * d, 0.f, scores.data(), tokens);
+    if (mask)
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t j = 0; j < tokens; ++j)
+          if ((*mask)[size_t(b * tokens + j)] == 0.f) scores[size_t(t * tokens + j)] = -INFINITY;
     for (int64_t t = 0; t < tokens; ++t) {
       float* row = scores.data() + t * tokens;
       float mx = row[0];
@@ -72,9 +77,18 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
 
   std::vector<float> x(size_t(rows * d)), y(size_t(rows * d)), qkv(size_t(rows * 3 * d)), att(size_t(rows * d)),
       o(size_t(rows * d)), hidden(size_t(rows * f));
+  std::vector<float> mask;
+  if (ctx.has_input(fam::EncoderSpec::kMaskInput)) {
+    const Tensor& m = ctx.input(fam::EncoderSpec::kMaskInput);
+    if (m.rank() != 2 || m.dim(0) != batch || m.dim(1) != tokens)
+      ctx.fail("key padding mask ", shape_str(m.shape()), " does not match ", batch, " sequences of ", tokens, " tokens");
+    mask = m.to_f32();
+  }
   if (spec.pre_norm) {
-    layer_norm_rows(ctx, X.data<float>(), x.data(), rows, d, ctx.input(1).data<float>(),
-               ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, spec.pre_norm_epsilon);
+    layer_norm_rows(ctx, X.data<float>(), x.data(), rows, d, ctx.input(spec.pre_norm_input).data<float>(),
+                    ctx.has_input(spec.pre_norm_input + 1) ? ctx.input(spec.pre_norm_input + 1).data<float>()
+                                                                  : nullptr,
+                    spec.pre_norm_epsilon);
   } else {
     std::copy(X.data<float>(), X.data<float>() + rows * d, x.begin());
   }
@@ -84,7 +98,7 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
     layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm1Scale), in(l, fam::kNorm1Bias), eps[size_t(2 * l)]);
     for (int j = 0; j < 3; ++j)  // Q, K, V side by side in rows of 3D
       project(ctx, y.data(), rows, d, in(l, fam::kQWeight + j), in(l, fam::kQBias + j), d, qkv.data() + j * d, 3 * d);
-    attention(ctx, qkv.data(), att.data(), batch, tokens, heads, hd, spec.scales[size_t(l)]);
+    attention(ctx, qkv.data(), att.data(), batch, tokens, heads, hd, spec.scales[size_t(l)], mask.empty() ? nullptr : &mask);
     project(ctx, att.data(), rows, d, in(l, fam::kOutWeight), in(l, fam::kOutBias), d, o.data(), d);
     residual(ctx, x.data(), o.data(), rows, d);
     layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), eps[size_t(2 * l + 1)]);

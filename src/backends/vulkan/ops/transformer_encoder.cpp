@@ -40,8 +40,21 @@ void record_encoder(OpContext& ctx) {
   auto temp = [&](int64_t floats) { return ctx.temp_words(size_t(floats)); };
   GpuTensor x = temp(rows * d), y = temp(rows * d), q = temp(rows * d), k = temp(rows * d), v = temp(rows * d),
             att = temp(rows * d), hidden = temp(rows * f), scores = temp(scores_words);
+  // A key padding mask is read on the host and goes to the Softmax as int32.
+  AttentionMask mask{nullptr, -1, false};
+  GpuTensor padding;
+  if (ctx.has_input(fam::EncoderSpec::kMaskInput)) {
+    const Tensor& m = ctx.host_input(fam::EncoderSpec::kMaskInput);
+    if (m.rank() != 2 || m.dim(0) != batch || m.dim(1) != tokens)
+      ctx.fail("key padding mask ", shape_str(m.shape()), " does not match ", batch, " sequences of ", tokens, " tokens");
+    std::vector<float> values = m.to_f32();
+    padding = ctx.upload_i32(std::vector<int32_t>(values.begin(), values.end()));
+    mask.padding = &padding;
+  }
   if (spec.pre_norm) {
-    layer_norm(ctx, X, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr, x, rows, d, spec.pre_norm_epsilon);
+    layer_norm(ctx, X, ctx.input(spec.pre_norm_input),
+               ctx.has_input(spec.pre_norm_input + 1) ? &ctx.input(spec.pre_norm_input + 1) : nullptr, x,
+               rows, d, spec.pre_norm_epsilon);
   } else {
     copy(ctx, X, x, rows * d);
   }
@@ -52,7 +65,7 @@ void record_encoder(OpContext& ctx) {
     const GpuTensor* qkv[3] = {&q, &k, &v};
     for (int j = 0; j < 3; ++j)
       linear(ctx, y, rows, d, need(l, fam::kQWeight + j), &need(l, fam::kQBias + j), d, *qkv[j], ActParams{}, nullptr);
-    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)], nullptr);
+    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)], mask.padding ? &mask : nullptr);
     linear(ctx, att, rows, d, need(l, fam::kOutWeight), &need(l, fam::kOutBias), d, x, ActParams{}, &x);
     layer_norm(ctx, x, need(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), y, rows, d, eps[size_t(2 * l + 1)]);
     linear(ctx, y, rows, d, need(l, fam::kFc1Weight), &need(l, fam::kFc1Bias), f, hidden, act, nullptr);
@@ -63,6 +76,8 @@ void record_encoder(OpContext& ctx) {
 
 }  // namespace
 
-KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel", .record = record_encoder});
+KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel",
+                                    .record = record_encoder,
+                                    .host_inputs = {families::EncoderSpec::kMaskInput}});
 
 }  // namespace kestrel::vulkan
