@@ -183,6 +183,25 @@ TEST(Families, FusedVisionEncodersMatchOnnxRuntimeInFloat16Storage) {
       for (const char* exp : kExporters) expect_faithful(f, exp, "vulkan", "fp16");
 }
 
+// Attention split into chunks of query rows (what a GPU with a small
+// maxStorageBufferRange gets: SAM's global attention at 1024 px needs 805 MB
+// of scores in one piece), forced small here: chunks of 4 queries, the
+// sliding-window and padding masks offset by each chunk's first query.
+TEST(Families, AttentionInQueryChunksMatchesOnnxRuntime) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  setenv("KESTREL_ATTENTION_CHUNK", "4", 1);
+  for (const Fixture& f : fixtures()) {
+    const std::string m = f.model;
+    if (m != "clip" && m != "sam" && m != "modernbert" && m != "modernbert_stack") continue;
+    for (const char* exp : kExporters) {
+      expect_faithful(f, exp, "vulkan");
+      if (m == "clip" || m == "sam") expect_faithful(f, exp, "vulkan", "fp16");
+    }
+  }
+  unsetenv("KESTREL_ATTENTION_CHUNK");
+}
+
 // ---------------------------------------------------------------- near misses
 
 namespace {

@@ -53,7 +53,9 @@ FamiliesView inspect_families(const Args& a, const ir::Graph& g) {
     }
     v.measured = true;
   } catch (const std::exception& e) {
-    v.note = std::string("FLOPs not measured: ") + e.what();
+    // Symbolic dims default to 1 in the synthesized inputs; an export that
+    // baked its traced sizes into Reshapes needs them given.
+    v.note = std::string("FLOPs not measured on synthesized inputs (give symbolic dims with --dim SYM=N): ") + e.what();
   }
   return v;
 }

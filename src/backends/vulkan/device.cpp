@@ -101,6 +101,7 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.max_workgroup_invocations = p.limits.maxComputeWorkGroupInvocations;
   d.max_shared_memory = p.limits.maxComputeSharedMemorySize;
   d.max_storage_buffer_range = p.limits.maxStorageBufferRange;
+  d.min_storage_buffer_offset_alignment = p.limits.minStorageBufferOffsetAlignment;
 
   VkPhysicalDeviceShaderFloat16Int8Features f16i8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};

@@ -35,6 +35,7 @@ struct DeviceInfo {
   uint32_t max_workgroup_invocations = 0;
   uint32_t max_shared_memory = 0;
   uint64_t max_storage_buffer_range = 0;
+  uint64_t min_storage_buffer_offset_alignment = 256;
   int score = 0;  // higher is preferred
 };
 

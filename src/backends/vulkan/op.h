@@ -35,6 +35,7 @@ struct GpuTensor {
   Shape shape;
   bool half = false;  // float storage is float16
   std::shared_ptr<DeviceMemory> memory;
+  size_t view_offset = 0;  // bytes into memory where a view (a slice of a kernel's scratch) starts
 
   int64_t numel() const { return shape_numel(shape); }
   bool is_float() const { return dtype == DType::Float32 || dtype == DType::Float16; }
@@ -43,7 +44,7 @@ struct GpuTensor {
   // Whole 32-bit words: packed bytes round up.
   size_t bytes() const { return (size_t(numel()) * element_bytes() + 3) / 4 * 4; }
   BufferRange range(bool write) const {
-    return {memory->a.buffer(), memory->a.offset, std::max<size_t>(bytes(), 4), write};
+    return {memory->a.buffer(), memory->a.offset + view_offset, std::max<size_t>(bytes(), 4), write};
   }
 };
 

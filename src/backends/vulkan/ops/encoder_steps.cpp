@@ -1,5 +1,9 @@
 #include "backends/vulkan/ops/encoder_steps.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
 #include "backends/vulkan/ops/gemm_record.h"
 #include "backends/vulkan/ops/row_dispatch.h"
 #include "families/claim_state.h"
@@ -21,7 +25,7 @@ struct UnaryPush {  // shaders/unary.comp
 struct MaskedSoftmaxPush {  // shaders/masked_softmax.comp
   uint32_t row_base, row_end, n, heads;
   int32_t window;
-  uint32_t finite_masked;
+  uint32_t finite_masked, q0, rows;
 };
 
 }  // namespace
@@ -53,12 +57,39 @@ void linear(OpContext& ctx, const GpuTensor& x, int64_t rows, int64_t k, const G
   record_gemm(ctx, plan, x, w, bias, y, act, residual);
 }
 
+AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens, int64_t width) {
+  const uint64_t elem = ctx.half() ? 2 : 4;
+  // Chunks start at multiples of `unit` rows: row bytes times unit is a multiple of the alignment.
+  const uint64_t align = std::max<uint64_t>(ctx.device().min_storage_buffer_offset_alignment, 4);
+  const uint64_t row_bytes = uint64_t(width) * elem;
+  const int64_t unit = int64_t(align / std::gcd(row_bytes, align));
+  const uint64_t per_row = uint64_t(batch * heads) * uint64_t(tokens) * elem;  // scores of one query row
+  const uint64_t budget = std::min<uint64_t>(ctx.device().max_storage_buffer_range, uint64_t(1) << 30);
+  int64_t chunk = std::min<int64_t>(tokens, int64_t(budget / std::max<uint64_t>(per_row, 1)));
+  if (const char* cap = std::getenv("KESTREL_ATTENTION_CHUNK"); cap && std::atoll(cap) > 0)
+    chunk = std::min<int64_t>(chunk, std::atoll(cap));
+  if (chunk < tokens) chunk = chunk / unit * unit;
+  if (chunk <= 0)
+    ctx.unsupported("the attention scores of ", std::min<int64_t>(unit, tokens), " query rows (",
+                    per_row * uint64_t(std::min<int64_t>(unit, tokens)), " bytes) are past the device's maxStorageBufferRange");
+  // Words: float16 scores take half a word each; whole words are allocated.
+  return {chunk, int64_t((uint64_t(batch * heads * chunk * tokens) * elem + 3) / 4)};
+}
+
+GpuTensor scratch_from(const OpContext& ctx, const GpuTensor& t, int64_t first) {
+  GpuTensor v = t;
+  const size_t off = size_t(first) * (ctx.half() ? 2 : 4);
+  v.view_offset += off;
+  v.shape = {int64_t((t.bytes() - std::min(off, t.bytes())) / 4)};
+  return v;
+}
+
 void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
-                      int64_t tokens, int64_t heads, int64_t hd, float scale) {
+                      int64_t rows, int64_t tokens, int64_t heads, int64_t hd, float scale) {
   const int64_t d = heads * hd;
   GemmPlan s;
   init_batch(s.p);
-  s.p.M = s.p.N = uint32_t(tokens), s.p.K = uint32_t(hd);
+  s.p.M = uint32_t(rows), s.p.N = uint32_t(tokens), s.p.K = uint32_t(hd);
   s.p.alpha = scale;
   s.p.sam = uint32_t(d), s.p.sak = 1;
   s.p.sbk = 1, s.p.sbn = uint32_t(d);  // k^T: k's rows are the columns
@@ -71,16 +102,16 @@ void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, co
 }
 
 void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
-                       int64_t batch, int64_t tokens, int64_t heads, int64_t hd) {
+                       int64_t batch, int64_t rows, int64_t tokens, int64_t heads, int64_t hd) {
   const int64_t d = heads * hd;
   GemmPlan c;
   init_batch(c.p);
-  c.p.M = uint32_t(tokens), c.p.N = uint32_t(hd), c.p.K = uint32_t(tokens);
+  c.p.M = uint32_t(rows), c.p.N = uint32_t(hd), c.p.K = uint32_t(tokens);
   c.p.alpha = 1;
   c.p.sam = uint32_t(tokens), c.p.sak = 1;
   c.p.sbk = uint32_t(d), c.p.sbn = 1;
   c.p.bdims[2] = uint32_t(batch), c.p.bdims[3] = uint32_t(heads);
-  c.p.sab[2] = uint32_t(heads * tokens * tokens), c.p.sab[3] = uint32_t(tokens * tokens);
+  c.p.sab[2] = uint32_t(heads * rows * tokens), c.p.sab[3] = uint32_t(rows * tokens);
   c.p.sbb[2] = uint32_t(tokens * d), c.p.sbb[3] = uint32_t(hd);
   c.p.sym = uint32_t(d);
   c.p.syb[2] = uint32_t(tokens * d), c.p.syb[3] = uint32_t(hd);
@@ -90,19 +121,25 @@ void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor&
 
 void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
                const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
-               const AttentionMask* mask) {
-  attention_scores(ctx, q, k, scores, batch, tokens, heads, hd, scale);
-  if (mask) {
-    MaskedSoftmaxPush mp{0, 0, uint32_t(tokens), uint32_t(heads), int32_t(mask->window), mask->finite_masked ? 1u : 0u};
-    dispatch_rows(ctx, "masked_softmax", {mask->padding ? 1 : 0},
-                  {Out(scores), In(mask->padding ? *mask->padding : scores)}, &mp, sizeof mp,
-                  uint64_t(batch * heads * tokens), uint64_t(2 * tokens));
-  } else {
-    SoftmaxPush sp{0, 0, uint32_t(tokens), 1};
-    dispatch_rows(ctx, "softmax", {0}, {In(scores), Out(scores)}, &sp, sizeof sp, uint64_t(batch * heads * tokens),
-                  uint64_t(tokens));
+               const AttentionMask* mask, const AttentionPlan& plan) {
+  const int64_t d = heads * hd;
+  for (int64_t q0 = 0; q0 < tokens; q0 += plan.chunk) {
+    const int64_t rows = std::min(plan.chunk, tokens - q0);
+    const GpuTensor qc = scratch_from(ctx, q, q0 * d), oc = scratch_from(ctx, out, q0 * d);
+    attention_scores(ctx, qc, k, scores, batch, rows, tokens, heads, hd, scale);
+    if (mask) {
+      MaskedSoftmaxPush mp{0, 0, uint32_t(tokens), uint32_t(heads), int32_t(mask->window),
+                           mask->finite_masked ? 1u : 0u, uint32_t(q0), uint32_t(rows)};
+      dispatch_rows(ctx, "masked_softmax", {mask->padding ? 1 : 0},
+                    {Out(scores), In(mask->padding ? *mask->padding : scores)}, &mp, sizeof mp,
+                    uint64_t(batch * heads * rows), uint64_t(2 * tokens));
+    } else {
+      SoftmaxPush sp{0, 0, uint32_t(tokens), 1};
+      dispatch_rows(ctx, "softmax", {0}, {In(scores), Out(scores)}, &sp, sizeof sp, uint64_t(batch * heads * rows),
+                    uint64_t(tokens));
+    }
+    attention_context(ctx, scores, v, oc, batch, rows, tokens, heads, hd);
   }
-  attention_context(ctx, scores, v, out, batch, tokens, heads, hd);
 }
 
 const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) {
@@ -115,13 +152,6 @@ const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) 
   if (!x.is_float() || x.shape.size() != rank)
     ctx.unsupported("input ", shape_str(x.shape), rank == 3 ? " is not float [batch, tokens, width]" : " is not a float grid [batch, height, width, channels]");
   return x;
-}
-
-int64_t score_words(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens) {
-  const uint64_t bytes = uint64_t(batch * heads) * uint64_t(tokens * tokens) * 4;
-  if (bytes > ctx.device().max_storage_buffer_range)
-    ctx.unsupported("the attention scores (", bytes, " bytes) are past the device's maxStorageBufferRange");
-  return int64_t(bytes / 4);
 }
 
 ActParams encoder_activation(const OpContext& ctx, const std::string& a) {

@@ -26,19 +26,39 @@ struct AttentionMask {
   bool finite_masked = true;           // masked scores are a finite minimum (else -inf)
 };
 
-// scores = scale q k^T for every (batch, head) (layouts as in attention below).
+// How attention is split over the queries: the scores of batch * heads *
+// `chunk` queries against every key must fit the device's
+// maxStorageBufferRange (mobile GPUs: ~128 MB) and a 1 GiB budget
+// (KESTREL_ATTENTION_CHUNK=rows caps the chunk lower), and every chunk must
+// start at a binding offset the device accepts in the [.., tokens, width]
+// query and context buffers. When not even the smallest chunk fits, the
+// node goes to the CPU.
+struct AttentionPlan {
+  int64_t chunk = 0;        // query rows per chunk
+  int64_t score_words = 0;  // the scores buffer: batch * heads * chunk * tokens floats
+};
+AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens, int64_t width);
+
+// A view of a float scratch buffer (OpContext::temp_words) from float
+// element `first` on; the offset must suit the device (plan_attention's chunks do).
+GpuTensor scratch_from(const OpContext& ctx, const GpuTensor& t, int64_t first);
+
+// scores = scale q k^T for every (batch, head) and `rows` queries from q's
+// first row (q and k are [batch, tokens, D] buffers, q may be a view).
 void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
-                      int64_t tokens, int64_t heads, int64_t hd, float scale);
-// out = scores v for every (batch, head), each head's columns in place.
+                      int64_t rows, int64_t tokens, int64_t heads, int64_t hd, float scale);
+// out = scores v for every (batch, head), each head's columns in place, for
+// `rows` queries from out's first row.
 void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
-                       int64_t batch, int64_t tokens, int64_t heads, int64_t hd);
+                       int64_t batch, int64_t rows, int64_t tokens, int64_t heads, int64_t hd);
 
 // Softmax(scale q k^T [masked]) v for every (batch, head); q, k, v are
 // [B, T, D] with head h in columns [h*hd, (h+1)*hd); the context lands the
-// same way. scores holds B*H*T*T floats.
+// same way. Runs in plan.chunk query rows at a time through scores
+// (plan.score_words floats).
 void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
                const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
-               const AttentionMask* mask);
+               const AttentionMask* mask, const AttentionPlan& plan);
 
 // What every fused encoder kernel checks first: the claim agreed for this
 // input's shape (else the node runs on the CPU, which checks it), a float
@@ -61,10 +81,6 @@ struct LayerInputs {
     return *t;
   }
 };
-
-// Words of the attention scores buffer (batch * heads * tokens^2), or the
-// node goes to the CPU when that is past maxStorageBufferRange.
-int64_t score_words(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens);
 
 // The GEMM epilogue activation a fused node names.
 ActParams encoder_activation(const OpContext& ctx, const std::string& name);

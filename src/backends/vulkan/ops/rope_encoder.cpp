@@ -50,14 +50,14 @@ void record_rope_encoder(OpContext& ctx) {
   auto in = [&](int64_t layer, int slot) { return inputs.optional(layer, slot); };
   auto need = [&](int64_t layer, int slot) -> const GpuTensor& { return inputs.need(layer, slot); };
   const int64_t f = need(0, fam::kFc2Weight).shape[0];
-  const int64_t scores_words = score_words(ctx, batch, heads, tokens);
+  const AttentionPlan plan = plan_attention(ctx, batch, heads, tokens, d);
 
   std::vector<GpuTensor*> outs;
   for (size_t i = 0; i < spec.taps.size(); ++i) outs.push_back(&ctx.output(int(i), DType::Float32, X.shape));
   auto temp = [&](int64_t floats) { return ctx.temp_words(size_t(floats)); };
   GpuTensor x = temp(rows * d), y = temp(rows * d), q = temp(rows * d), k = temp(rows * d), v = temp(rows * d),
             att = temp(rows * d), hidden = temp(rows * 2 * f), gated = temp(rows * f),
-            scores = temp(scores_words);
+            scores = temp(plan.score_words);
   copy(ctx, X, x, rows * d);
   // cos/sin tables per distinct frequency set (global and local layers differ).
   std::map<std::vector<float>, std::pair<GpuTensor, GpuTensor>> tables;
@@ -84,7 +84,7 @@ void record_rope_encoder(OpContext& ctx) {
     }
     mask.window = spec.windows[size_t(l)];
     mask.finite_masked = std::isfinite(spec.masked_scores[size_t(l)]);
-    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)], &mask);
+    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)], &mask, plan);
     linear(ctx, att, rows, d, need(l, fam::kOutWeight), in(l, fam::kOutBias), d, x, ActParams{}, &x);
     layer_norm(ctx, x, need(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), y, rows, d, spec.epsilons[size_t(2 * l + 1)]);
     linear(ctx, y, rows, d, need(l, fam::kFc1Weight), in(l, fam::kFc1Bias), 2 * f, hidden, ActParams{}, nullptr);

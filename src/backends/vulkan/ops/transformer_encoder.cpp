@@ -33,13 +33,13 @@ void record_encoder(OpContext& ctx) {
   auto in = [&](int64_t layer, int slot) { return inputs.optional(layer, slot); };
   auto need = [&](int64_t layer, int slot) -> const GpuTensor& { return inputs.need(layer, slot); };
   const int64_t f = need(0, fam::kFc1Weight).shape.back();
-  const int64_t scores_words = score_words(ctx, batch, heads, tokens);
+  const AttentionPlan plan = plan_attention(ctx, batch, heads, tokens, d);
 
   std::vector<GpuTensor*> outs;
   for (size_t i = 0; i < taps.size(); ++i) outs.push_back(&ctx.output(int(i), DType::Float32, X.shape));
   auto temp = [&](int64_t floats) { return ctx.temp_words(size_t(floats)); };
   GpuTensor x = temp(rows * d), y = temp(rows * d), q = temp(rows * d), k = temp(rows * d), v = temp(rows * d),
-            att = temp(rows * d), hidden = temp(rows * f), scores = temp(scores_words);
+            att = temp(rows * d), hidden = temp(rows * f), scores = temp(plan.score_words);
   // A key padding mask is read on the host and goes to the Softmax as int32.
   AttentionMask mask{nullptr, -1, false};
   GpuTensor padding;
@@ -65,7 +65,7 @@ void record_encoder(OpContext& ctx) {
     const GpuTensor* qkv[3] = {&q, &k, &v};
     for (int j = 0; j < 3; ++j)
       linear(ctx, y, rows, d, need(l, fam::kQWeight + j), &need(l, fam::kQBias + j), d, *qkv[j], ActParams{}, nullptr);
-    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)], mask.padding ? &mask : nullptr);
+    attention(ctx, q, k, v, scores, att, batch, tokens, heads, hd, spec.scales[size_t(l)], mask.padding ? &mask : nullptr, plan);
     linear(ctx, att, rows, d, need(l, fam::kOutWeight), &need(l, fam::kOutBias), d, x, ActParams{}, &x);
     layer_norm(ctx, x, need(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), y, rows, d, eps[size_t(2 * l + 1)]);
     linear(ctx, y, rows, d, need(l, fam::kFc1Weight), &need(l, fam::kFc1Bias), f, hidden, act, nullptr);

@@ -28,7 +28,7 @@ struct RelPosPush {  // shaders/relpos.comp
   uint32_t base, n, heads, head_dim, rows, cols;
 };
 struct RelSoftmaxPush {  // shaders/relpos_softmax.comp
-  uint32_t row_base, row_end, rows, cols;
+  uint32_t row_base, row_end, rows, cols, q0, chunk_rows;
 };
 
 void move_windows(OpContext& ctx, bool scatter, const GpuTensor& from, const GpuTensor& to, const fam::WindowGrid& g,
@@ -54,13 +54,15 @@ void record_vitdet_encoder(OpContext& ctx) {
   const int64_t f = need(0, fam::kFc1Weight).shape.back();
   // Buffers sized for the largest layer (windowed layers cover the padding too).
   int64_t most_rows = rows, most_scores = 0, most_rel = 0;
+  std::vector<AttentionPlan> plans;
   for (int64_t l = 0; l < spec.layers; ++l) {
     const fam::WindowGrid g = fam::WindowGrid::of(height, width, spec.windows[size_t(l)]);
     const int64_t windows = batch * g.per_row * g.per_col;
     if (need(l, fam::kRelPosH).shape[0] != 2 * g.rows - 1 || need(l, fam::kRelPosW).shape[0] != 2 * g.cols - 1)
       ctx.fail("layer ", l, ": relative-position tables do not span its ", g.rows, "x", g.cols, " attention grid");
     most_rows = std::max(most_rows, windows * g.tokens());
-    most_scores = std::max(most_scores, score_words(ctx, windows, heads, g.tokens()));
+    plans.push_back(plan_attention(ctx, windows, heads, g.tokens(), d));
+    most_scores = std::max(most_scores, plans.back().score_words);
     most_rel = std::max(most_rel, windows * heads * g.tokens() * (g.rows + g.cols));
   }
   std::vector<GpuTensor*> outs;
@@ -82,14 +84,18 @@ void record_vitdet_encoder(OpContext& ctx) {
     const GpuTensor* qkv[3] = {&q, &k, &v};
     for (int j = 0; j < 3; ++j)
       linear(ctx, a_in, wrows, d, need(l, fam::kQWeight + j), &need(l, fam::kQBias + j), d, *qkv[j], ActParams{}, nullptr);
-    attention_scores(ctx, q, k, scores, windows, T, heads, hd, spec.scales[size_t(l)]);
     RelPosPush rp{0, 0, uint32_t(heads), uint32_t(hd), uint32_t(g.rows), uint32_t(g.cols)};
     ctx.dispatch_elements("relpos", {}, {In(q), In(need(l, fam::kRelPosH)), In(need(l, fam::kRelPosW)), Out(rel)}, &rp,
                           sizeof rp, uint64_t(windows * heads * T * (g.rows + g.cols)));
-    RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols)};
-    dispatch_rows(ctx, "relpos_softmax", {}, {Out(scores), In(rel)}, &sp, sizeof sp, uint64_t(windows * heads * T),
-                  uint64_t(2 * T));
-    attention_context(ctx, scores, v, context, windows, T, heads, hd);
+    const int64_t chunk = plans[size_t(l)].chunk;
+    for (int64_t q0 = 0; q0 < T; q0 += chunk) {  // query rows at a time (plan_attention)
+      const int64_t n_q = std::min(chunk, T - q0);
+      attention_scores(ctx, scratch_from(ctx, q, q0 * d), k, scores, windows, n_q, T, heads, hd, spec.scales[size_t(l)]);
+      RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q)};
+      dispatch_rows(ctx, "relpos_softmax", {}, {Out(scores), In(rel)}, &sp, sizeof sp, uint64_t(windows * heads * n_q),
+                    uint64_t(2 * T));
+      attention_context(ctx, scores, v, scratch_from(ctx, context, q0 * d), windows, n_q, T, heads, hd);
+    }
     if (windows_on) move_windows(ctx, true, context, att, g, height, width, d, wrows);
     linear(ctx, windows_on ? att : context, rows, d, need(l, fam::kOutWeight), &need(l, fam::kOutBias), d, x,
            ActParams{}, &x);

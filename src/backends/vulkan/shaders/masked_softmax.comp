@@ -5,7 +5,8 @@
 // with a window w >= 0, |i - j| <= w. Masked keys get 0. A query that may
 // see no key gets what its graph gives it: 1/n for every key when masked
 // scores are a finite minimum (all scores then tie), 0 when they are -inf
-// (the exporters' NaN guard). Rows are [batch, heads, tokens] of n keys.
+// (the exporters' NaN guard). Rows are [batch, heads, rows] of n keys: the
+// queries q0 .. q0 + rows - 1 (attention runs in chunks of query rows).
 #include "common.glsl"
 #include "rows.glsl"
 layout(constant_id = 0) const int HAS_MASK = 1;
@@ -17,6 +18,7 @@ layout(push_constant) uniform Push {
   uint heads;
   int window;      // -1: every key
   uint finite_masked;
+  uint q0, rows;   // this chunk's first query and its query count
 } pc;
 
 bool visible(uint b, uint i, uint j) {
@@ -28,7 +30,7 @@ void main() {
   uint row = pc.row_base + kestrel_row();
   if (row >= pc.row_end) return;  // uniform over the workgroup
   uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
-  uint i = row % pc.n, b = row / (pc.heads * pc.n);
+  uint i = pc.q0 + row % pc.rows, b = row / (pc.heads * pc.rows);
   uint base = row * pc.n;
   float m = KESTREL_NEG_INF;
   for (uint j = t; j < pc.n; j += wg)

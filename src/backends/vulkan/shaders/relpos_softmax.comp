@@ -2,7 +2,9 @@
 #extension GL_GOOGLE_include_directive : require
 // Softmax over one ViT-Det attention score row per workgroup after adding
 // its decomposed relative-position bias (relpos.comp): key (ki, kj) of a
-// rows x cols grid gets rel[row, ki] + rel[row, rows + kj].
+// rows x cols grid gets rel[r, ki] + rel[r, rows + kj], r the query's row of
+// rel. Score rows are [windows * heads, chunk_rows] of the queries q0 ..
+// q0 + chunk_rows - 1 (attention runs in chunks of query rows).
 #include "common.glsl"
 #include "rows.glsl"
 layout(std430, binding = 0) buffer S { T s[]; };
@@ -10,6 +12,7 @@ layout(std430, binding = 1) readonly buffer R { T rel[]; };
 layout(push_constant) uniform Push {
   KESTREL_ROW_PUSH
   uint rows, cols;
+  uint q0, chunk_rows;
 } pc;
 
 void main() {
@@ -17,7 +20,8 @@ void main() {
   if (row >= pc.row_end) return;  // uniform over the workgroup
   uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
   uint n = pc.rows * pc.cols, span = pc.rows + pc.cols;
-  uint base = row * n, rb = row * span;
+  uint rel_row = (row / pc.chunk_rows) * n + pc.q0 + row % pc.chunk_rows;
+  uint base = row * n, rb = rel_row * span;
   float m = KESTREL_NEG_INF;
   for (uint j = t; j < n; j += wg) {
     float v = LD(s[base + j]) + LD(rel[rb + j / pc.cols]) + LD(rel[rb + pc.rows + j % pc.cols]);
