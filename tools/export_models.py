@@ -166,6 +166,22 @@ def modernbert_large(full):
     return modernbert(full, large=True)
 
 
+def modernbert_batch(full):
+    """ModernBERT-base on a right-padded batch of four sequences of different lengths
+    (full size: 512, 384, 256 and 128 live tokens of 512), for the padding cost."""
+    from transformers import ModernBertModel
+    cfg = _modernbert_config(full, False)
+    length, live = (512, [512, 384, 256, 128]) if full else (13, [13, 9, 5, 2])
+    ids, mask = _token_batch(cfg.vocab_size, len(live), length, live)
+    return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
+
+
+def clip_batch(full):
+    """CLIP's vision tower on a batch of eight images."""
+    model, _, in_names, out_names, cfg = clip(full)
+    return model, (image(8, cfg.image_size),), in_names, out_names, cfg
+
+
 class BertThenPreNormStack(torch.nn.Module):
     """A ModernBERT encoder followed by torch pre-norm TransformerEncoderLayers."""
 
@@ -193,7 +209,7 @@ def modernbert_stack(full):
 FAMILIES = {
     "clip": clip, "siglip": siglip, "dinov2": dinov2, "dinov2_registers": dinov2_registers,
     "depth_anything": depth_anything, "sam": sam, "modernbert": modernbert, "modernbert_large": modernbert_large,
-    "modernbert_stack": modernbert_stack,
+    "modernbert_stack": modernbert_stack, "modernbert_batch": modernbert_batch, "clip_batch": clip_batch,
 }
 TINY = ["clip", "siglip", "dinov2", "dinov2_registers", "depth_anything", "sam", "modernbert", "modernbert_stack"]
 
