@@ -58,6 +58,7 @@ def main():
     ap.add_argument("--models", nargs="*", default=DEFAULT)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "fp16"], help="Kestrel-Vulkan's storage precision")
     a = ap.parse_args()
     probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
     gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
@@ -74,7 +75,7 @@ def main():
         info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json"]))
         fam = ", ".join(f"{c['family']} ({c['layers']} layers)" for c in info["families"]) or "none"
         env = dict(os.environ)
-        vulkan = ["--backend", "vulkan", "--precision", "fp32"]
+        vulkan = ["--backend", "vulkan", "--precision", a.precision]
         fused = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env)
         env_off = dict(env, KESTREL_FAMILIES="off")
         per_op = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
@@ -82,7 +83,7 @@ def main():
         t_ms = torch_cuda_fp16_ms(name, a.runs)
         with tempfile.TemporaryDirectory() as out:
             # The first run checks the claim on the CPU: the second is the GPU path compared here.
-            subprocess.check_call([a.kestrel, "run", model, "--backend", "vulkan", "--precision", "fp32", "--runs", "2",
+            subprocess.check_call([a.kestrel, "run", model, "--backend", "vulkan", "--precision", a.precision, "--runs", "2",
                                    "--output-dir", out] + flags, stdout=subprocess.DEVNULL)
             k0 = np.load(os.path.join(out, "0.npy"))
         cos, err = output_agreement(k0, ref[0])
@@ -93,7 +94,8 @@ def main():
         print(json.dumps(row), flush=True)
     print(f"\nGPU: {gpu['name']} (Vulkan {gpu['api_version']}, driver {gpu['driver_info']}); host: "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, ONNX Runtime threads {a.threads}; "
-          f"onnxruntime {ort.__version__} CPU EP; median of {a.runs} runs after warm-up (ONNX Runtime: {max(3, a.runs // 4)})")
+          f"onnxruntime {ort.__version__} CPU EP; median of {a.runs} runs after warm-up (ONNX Runtime: {max(3, a.runs // 4)}); "
+          f"Kestrel-Vulkan storage {a.precision}")
     print("| model | claimed | Kestrel Vulkan fused (ms) | Kestrel Vulkan per-op (ms) | ONNX Runtime CPU EP (ms) "
           "| PyTorch CUDA fp16 eager (ms) | per-op / fused | ORT / fused | PyTorch / fused | fused vs ORT: cosine, max abs / range |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")

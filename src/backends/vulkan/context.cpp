@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <vector>
 #include <filesystem>
 #include <fstream>
 
@@ -68,6 +70,18 @@ std::shared_ptr<Context> Context::open() {
   f16.shaderFloat16 = c->fp16_enabled_;
   s16.pNext = &f16;
 
+  // Tensor cores for float16 runs: VK_NV_cooperative_matrix, when it offers
+  // 16x16x16 float16 x float16 + float32 per subgroup of 32 (gemm_coop.comp).
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  std::vector<const char*> extensions;
+  const char* coop_env = std::getenv("KESTREL_COOPMAT");
+  c->info_.coop_matrix_fp16 = c->info_.coop_matrix_fp16 && c->fp16_enabled_ && !(coop_env && std::string(coop_env) == "off");
+  if (c->info_.coop_matrix_fp16) {
+    coop.cooperativeMatrix = VK_TRUE;
+    f16.pNext = &coop;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  }
+
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = c->queue_family_;
@@ -77,6 +91,8 @@ std::shared_ptr<Context> Context::open() {
   dci.pNext = c->fp16_enabled_ ? &s16 : nullptr;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = uint32_t(extensions.size());
+  dci.ppEnabledExtensionNames = extensions.empty() ? nullptr : extensions.data();
   check(vkCreateDevice(c->physical_, &dci, nullptr, &c->device_), "vkCreateDevice");
   vkGetDeviceQueue(c->device_, c->queue_family_, 0, &c->queue_);
   vkGetPhysicalDeviceMemoryProperties(c->physical_, &c->memory_);

@@ -70,6 +70,25 @@ VkInstance shared_instance() {
 
 namespace {
 
+// Whether the driver lists a subgroup-scope 16x16x16 float16 x float16 +
+// float32 cooperative matrix product (the extension's entry point comes
+// through the instance: the loader need not export it).
+bool coop_matrix_fp16_offered(VkPhysicalDevice pd) {
+  auto props_of = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      vkGetInstanceProcAddr(shared_instance(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+  if (!props_of) return false;
+  uint32_t n = 0;
+  if (props_of(pd, &n, nullptr) != VK_SUCCESS || n == 0) return false;
+  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+  if (props_of(pd, &n, props.data()) != VK_SUCCESS) return false;
+  for (const auto& p : props)
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+        p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+        p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV)
+      return true;
+  return false;
+}
+
 DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   DeviceInfo d;
   d.index = index;
@@ -117,6 +136,8 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.storage_8bit = s8.storageBuffer8BitAccess;
   d.cooperative_matrix_khr = has_extension(pd, "VK_KHR_cooperative_matrix");
   d.cooperative_matrix_nv = has_extension(pd, "VK_NV_cooperative_matrix");
+  d.coop_matrix_fp16 = d.cooperative_matrix_nv && d.subgroup_size == 32 && d.storage_16bit && d.shader_float16 &&
+                       coop_matrix_fp16_offered(pd);
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);
@@ -211,14 +232,14 @@ std::string device_json(const DeviceInfo& d) {
                 "\"api_version\": \"%s\", \"driver_version\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, "
                 "\"device_uuid\": \"%s\", \"memory_heaps\": %s, \"unified_memory\": %s, \"subgroup_size\": %u, "
                 "\"shader_float16\": %s, \"shader_int8\": %s, \"storage_16bit\": %s, \"storage_8bit\": %s, "
-                "\"cooperative_matrix_khr\": %s, \"cooperative_matrix_nv\": %s, \"compute_only_queue\": %s, "
+                "\"cooperative_matrix_khr\": %s, \"cooperative_matrix_nv\": %s, \"coop_matrix_fp16_16x16x16\": %s, \"compute_only_queue\": %s, "
                 "\"limits\": {\"max_workgroup_count\": [%u, %u, %u], \"max_workgroup_size\": [%u, %u, %u], "
                 "\"max_workgroup_invocations\": %u, \"max_shared_memory\": %u, \"max_storage_buffer_range\": %llu}, "
                 "\"score\": %d}",
                 d.index, esc(d.name).c_str(), d.type.c_str(), esc(d.driver_name).c_str(), esc(d.driver_info).c_str(),
                 d.api_version.c_str(), d.driver_version.c_str(), d.vendor_id, d.device_id, d.device_uuid.c_str(),
                 heaps.c_str(), b(d.unified_memory), d.subgroup_size, b(d.shader_float16), b(d.shader_int8),
-                b(d.storage_16bit), b(d.storage_8bit), b(d.cooperative_matrix_khr), b(d.cooperative_matrix_nv),
+                b(d.storage_16bit), b(d.storage_8bit), b(d.cooperative_matrix_khr), b(d.cooperative_matrix_nv), b(d.coop_matrix_fp16),
                 b(d.has_compute_only_queue), d.max_workgroup_count[0], d.max_workgroup_count[1],
                 d.max_workgroup_count[2], d.max_workgroup_size[0], d.max_workgroup_size[1], d.max_workgroup_size[2],
                 d.max_workgroup_invocations, d.max_shared_memory, (unsigned long long)d.max_storage_buffer_range,

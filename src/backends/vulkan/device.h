@@ -29,6 +29,10 @@ struct DeviceInfo {
   bool shader_float16 = false, shader_int8 = false;
   bool storage_16bit = false, storage_8bit = false;
   bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;
+  // VK_NV_cooperative_matrix offers 16x16x16 float16 products accumulated in
+  // float32 per subgroup of 32 (what gemm_coop.comp uses in float16 runs);
+  // a context leaves it false when it did not enable it (KESTREL_COOPMAT=off).
+  bool coop_matrix_fp16 = false;
   bool has_compute_only_queue = false;
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint32_t max_workgroup_size[3] = {0, 0, 0};

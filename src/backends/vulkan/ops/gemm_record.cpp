@@ -24,6 +24,9 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   std::vector<int32_t> spec = {int32_t(act.act), plan.a_kcontig ? 1 : 0, plan.b_ncontig ? 1 : 0, plan.has_c ? 1 : 0,
                                residual ? 1 : 0};
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
+  // Float16 runs on a device with cooperative matrices use its tensor cores
+  // (gemm_coop.comp: same tiles, push constants and bindings).
+  const char* shader = ctx.half() && ctx.device().coop_matrix_fp16 ? "gemm_coop" : "gemm";
   uint64_t tile_macs = uint64_t(kTile) * kTile * std::max<uint32_t>(p.K, 1);
   uint64_t batch_macs = tile_macs * mt * nt;
   if (batch_macs <= kMacsPerDispatch) {
@@ -31,7 +34,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     for (uint64_t b0 = 0; b0 < plan.batches; b0 += per) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = 0;
-      ctx.dispatch("gemm", spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
+      ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
                    uint32_t(std::min(per, plan.batches - b0)));
     }
     return;
@@ -41,7 +44,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     for (uint64_t m0 = 0; m0 < mt; m0 += rows) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = uint32_t(m0);
-      ctx.dispatch("gemm", spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
+      ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
     }
 }
 
