@@ -31,7 +31,7 @@ struct DeviceInfo {
   bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;
   // VK_NV_cooperative_matrix offers 16x16x16 float16 products accumulated in
   // float32 per subgroup of 32 (what gemm_coop.comp uses in float16 runs);
-  // a context leaves it false when it did not enable it (KESTREL_COOPMAT=off).
+  // a context sets it only when it enabled it (KESTREL_COOPMAT=on).
   bool coop_matrix_fp16 = false;
   bool has_compute_only_queue = false;
   uint32_t max_workgroup_count[3] = {0, 0, 0};

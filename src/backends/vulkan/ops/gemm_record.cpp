@@ -24,8 +24,9 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   std::vector<int32_t> spec = {int32_t(act.act), plan.a_kcontig ? 1 : 0, plan.b_ncontig ? 1 : 0, plan.has_c ? 1 : 0,
                                residual ? 1 : 0};
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
-  // Float16 runs on a device with cooperative matrices use its tensor cores
-  // (gemm_coop.comp: same tiles, push constants and bindings).
+  // Float16 runs on a device whose cooperative matrices the context enabled
+  // (KESTREL_COOPMAT=on) use its tensor cores (gemm_coop.comp: same tiles,
+  // push constants and bindings).
   const char* shader = ctx.half() && ctx.device().coop_matrix_fp16 ? "gemm_coop" : "gemm";
   uint64_t tile_macs = uint64_t(kTile) * kTile * std::max<uint32_t>(p.K, 1);
   uint64_t batch_macs = tile_macs * mt * nt;

@@ -11,6 +11,9 @@
 // accumulators; K goes in chunks of 32 staged in shared memory through the
 // same strided loads as gemm.comp. The tile then passes through shared
 // memory to the same epilogue (alpha, C, activation, residual, strides).
+// Opt-in (KESTREL_COOPMAT=on): correct on the H200 (the backend parity
+// harness and the family tests pass with it), but slower than gemm.comp
+// there so far: the staging loads, not the products, bound it.
 #include "common.glsl"
 #include "activation.glsl"
 layout(local_size_x = 128) in;
