@@ -6,17 +6,18 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 // gemm.comp on tensor cores (VK_NV_cooperative_matrix; float16 runs only,
 // where A and B are stored as float16 already): the same push constants,
-// specialization constants, bindings and 64x64 output tile per workgroup.
-// Four subgroups of 32 each own a 32x32 quarter as 2x2 16x16 float32
-// accumulators; K goes in chunks of 32 staged in shared memory through the
-// same strided loads as gemm.comp. The tile then passes through shared
-// memory to the same epilogue (alpha, C, activation, residual, strides).
+// specialization constants and bindings, on 128x128 output tiles (the host
+// sizes the grid by gemm_tile()). Eight subgroups of 32 each own a 32x64
+// block as 2x4 16x16 float32 accumulators; K goes in chunks of 32 staged in
+// shared memory through the same strided loads as gemm.comp. Each subgroup
+// then passes its blocks, one 16x16 at a time, through its own corner of
+// shared memory to the same epilogue (alpha, C, activation, residual, strides).
 // Opt-in (KESTREL_COOPMAT=on): correct on the H200 (the backend parity
-// harness and the family tests pass with it), but slower than gemm.comp
-// there so far: the staging loads, not the products, bound it.
+// harness and the family tests pass with it) but 3x slower than gemm.comp
+// there so far (BENCHMARKS.md): the one-half-at-a-time staging bounds it.
 #include "common.glsl"
 #include "activation.glsl"
-layout(local_size_x = 128) in;
+layout(local_size_x = 256) in;
 layout(constant_id = 0) const int ACT = 0;
 layout(constant_id = 1) const int A_KCONTIG = 1;
 layout(constant_id = 2) const int B_NCONTIG = 1;
@@ -39,13 +40,12 @@ layout(push_constant) uniform Push {
   uint syb[4];
 } pc;
 
-const uint BM = 64, BN = 64, BK = 32;
-// Row strides padded by 8 halves / 4 floats: rows stay 16-byte aligned and
-// spread over the banks.
-const uint AS = BK + 8, BS = BN + 8, CS = BN + 4;
+const uint BM = 128, BN = 128, BK = 32;
+// Row strides padded by 8 halves: rows stay 16-byte aligned and spread over the banks.
+const uint AS = BK + 8, BS = BN + 8;
 shared float16_t As[BM * AS];   // [m][k]
 shared float16_t Bs[BK * BS];   // [k][n]
-shared float Cs[BM * CS];       // the finished tile
+shared float Ws[8 * 256];       // one 16x16 block per subgroup, for the epilogue
 
 void main() {
   uint tid = gl_LocalInvocationID.x;
@@ -59,17 +59,17 @@ void main() {
     oy += i * pc.syb[d];
   }
   uint m0 = (pc.mtile_base + gl_WorkGroupID.y) * BM, n0 = gl_WorkGroupID.x * BN;
-  uint sg = gl_SubgroupID;  // 0..3
-  uint wm = (sg / 2) * 32, wn = (sg % 2) * 32;
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
+  uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;  // 8 subgroups of 32
+  uint wm = (sg / 2) * 32, wn = (sg % 2) * 64;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][4];
   for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    for (int j = 0; j < 4; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
   for (uint k0 = 0; k0 < pc.K; k0 += BK) {
-    // 2048 elements of each tile, 16 per thread, consecutive threads along
+    // 4096 elements of each tile, 16 per thread, consecutive threads along
     // the operand's unit-stride index so global reads coalesce.
     for (uint r = 0; r < 16; ++r) {
-      uint e = tid + 128 * r;
+      uint e = tid + 256 * r;
       uint mm = A_KCONTIG != 0 ? e / BK : e % BM;
       uint ka = A_KCONTIG != 0 ? e % BK : e / BM;
       uint gm = m0 + mm, gka = k0 + ka;
@@ -81,28 +81,33 @@ void main() {
     }
     barrier();
     for (uint kk = 0; kk < BK; kk += 16) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[2], fb[2];
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> fa[2], fb[4];
       for (int i = 0; i < 2; ++i) coopMatLoadNV(fa[i], As, (wm + i * 16) * AS + kk, AS, false);
-      for (int j = 0; j < 2; ++j) coopMatLoadNV(fb[j], Bs, kk * BS + wn + j * 16, BS, false);
+      for (int j = 0; j < 4; ++j) coopMatLoadNV(fb[j], Bs, kk * BS + wn + j * 16, BS, false);
       for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
+        for (int j = 0; j < 4; ++j) acc[i][j] = coopMatMulAddNV(fa[i], fb[j], acc[i][j]);
     }
     barrier();
   }
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 2; ++j) coopMatStoreNV(acc[i][j], Cs, (wm + i * 16) * CS + wn + j * 16, CS, false);
-  barrier();
 
   uint ybase = pc.sym == 0 ? batch * pc.M * pc.N : oy;
   uint ystride = pc.sym == 0 ? pc.N : pc.sym;
-  for (uint e = tid; e < BM * BN; e += 128) {
-    uint gm = m0 + e / BN, gn = n0 + e % BN;
-    if (gm >= pc.M || gn >= pc.N) continue;
-    float v = pc.alpha * Cs[(e / BN) * CS + e % BN];
-    if (HAS_C != 0) v += pc.beta * LD(c[gm * pc.scm + gn * pc.scn]);
-    uint yi = ybase + gm * ystride + gn;
-    v = activate(ACT, v, pc.act_a, pc.act_b);
-    if (HAS_R != 0) v += LD(r[yi]);
-    y[yi] = ST(v);
-  }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      coopMatStoreNV(acc[i][j], Ws, sg * 256, 16, false);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      for (uint t = 0; t < 8; ++t) {
+        uint e = lane + 32 * t;
+        uint gm = m0 + wm + i * 16 + e / 16, gn = n0 + wn + j * 16 + e % 16;
+        if (gm >= pc.M || gn >= pc.N) continue;
+        float v = pc.alpha * Ws[sg * 256 + e];
+        if (HAS_C != 0) v += pc.beta * LD(c[gm * pc.scm + gn * pc.scn]);
+        uint yi = ybase + gm * ystride + gn;
+        v = activate(ACT, v, pc.act_a, pc.act_b);
+        if (HAS_R != 0) v += LD(r[yi]);
+        y[yi] = ST(v);
+      }
+      subgroupBarrier();
+    }
 }
