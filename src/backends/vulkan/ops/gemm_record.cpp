@@ -1,20 +1,11 @@
 #include "backends/vulkan/ops/gemm_record.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 
 namespace kestrel::vulkan {
 namespace {
 
-constexpr uint32_t kTile = 64, kBigTile = 128;  // gemm.comp's; gemm_big.comp's and gemm_coop.comp's
-
-// gemm_big.comp on discrete GPUs (registers to spare) for products with at
-// least one 128x128 tile; KESTREL_GEMM_TILE=64|128 forces one size.
-bool big_tiles(const OpContext& ctx, const GemmPush& p) {
-  if (const char* t = std::getenv("KESTREL_GEMM_TILE")) return std::string(t) == "128";
-  return !ctx.device().unified_memory && p.M >= kBigTile && p.N >= kBigTile;
-}
+constexpr uint32_t kTile = 64, kCoopTile = 128;  // gemm.comp's and gemm_coop.comp's output tiles
 // Multiply-adds per dispatch: ~2 GFLOP, tens of ms on a phone GPU, a fraction
 // of a millisecond on a desktop one.
 constexpr uint64_t kMacsPerDispatch = uint64_t(1) << 30;
@@ -30,9 +21,8 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   // (KESTREL_COOPMAT=on) use its tensor cores (gemm_coop.comp: the same push
   // constants and bindings, larger tiles).
   const bool coop = ctx.half() && ctx.device().coop_matrix_fp16;
-  const bool big = !coop && big_tiles(ctx, p);
-  const char* shader = coop ? "gemm_coop" : big ? "gemm_big" : "gemm";
-  const uint32_t tile = coop || big ? kBigTile : kTile;
+  const char* shader = coop ? "gemm_coop" : "gemm";
+  const uint32_t tile = coop ? kCoopTile : kTile;
   uint64_t nt = (p.N + tile - 1) / tile, mt = (p.M + tile - 1) / tile;
   if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
   p.act_a = act.a;
