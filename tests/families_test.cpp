@@ -218,14 +218,7 @@ const std::string kLayer0 = "/encoder/layers.0/";
 
 TEST(Families, RenamedTensorsAndNodesStillMatch) {
   ir::Graph g = clip_graph();
-  for (size_t v = 0; v < g.values.size(); ++v) {
-    bool io = std::find(g.inputs.begin(), g.inputs.end(), int(v)) != g.inputs.end() ||
-              std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
-    if (!io) g.values[v].name = "t" + std::to_string(v * 7919 % 100003);
-  }
-  g.by_name.clear();
-  for (size_t v = 0; v < g.values.size(); ++v) g.by_name[g.values[v].name] = int(v);
-  for (size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].name = "n" + std::to_string(i);
+  kestrel::test::rename_everything(g);
   families::ClaimReport r = families::claim_families(g);
   ASSERT_EQ(r.claims.size(), 1u);
   EXPECT_EQ(r.claims[0].family, "clip");

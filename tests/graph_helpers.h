@@ -1,5 +1,6 @@
 // Small helpers the family tests share: fixture paths and nodes by name.
 #pragma once
+#include <algorithm>
 #include <string>
 
 #include "ir/graph.h"
@@ -14,6 +15,19 @@ inline ir::Node* node_named(ir::Graph& g, const std::string& name) {
   for (ir::Node& n : g.nodes)
     if (n.name == name) return &n;
   return nullptr;
+}
+
+// Gives every tensor but the graph's inputs and outputs, and every node, a
+// meaningless new name (a re-export that renames everything).
+inline void rename_everything(ir::Graph& g) {
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    bool io = std::find(g.inputs.begin(), g.inputs.end(), int(v)) != g.inputs.end() ||
+              std::find(g.outputs.begin(), g.outputs.end(), int(v)) != g.outputs.end();
+    if (!io) g.values[v].name = "t" + std::to_string(v * 7919 % 100003);
+  }
+  g.by_name.clear();
+  for (size_t v = 0; v < g.values.size(); ++v) g.by_name[g.values[v].name] = int(v);
+  for (size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].name = "n" + std::to_string(i);
 }
 
 }  // namespace kestrel::test

@@ -117,6 +117,14 @@ std::set<int> data_ancestors(const GraphIndex& gi, int v, size_t limit) {
   return seen;
 }
 
+std::vector<int> nodes_leading_to(const GraphIndex& gi, const std::set<int>& from, int v) {
+  const std::set<int> before = data_ancestors(gi, v, 4000);
+  std::vector<int> region;
+  for (int i : from)
+    if (before.count(i)) region.push_back(i);
+  return region;
+}
+
 std::optional<double> shape_derived_scalar(const GraphIndex& gi, int v, int64_t last_dim) {
   std::set<int> nodes = data_ancestors(gi, v, 64);
   if (nodes.empty() || nodes.size() >= 64) return std::nullopt;

@@ -61,6 +61,11 @@ std::set<int> data_descendants(const GraphIndex& gi, int v, size_t limit);
 // Nodes v depends on along data edges (a Shape's input is not followed), at most `limit`.
 std::set<int> data_ancestors(const GraphIndex& gi, int v, size_t limit);
 
+// The nodes of `from` (data descendants of a projection, in index order)
+// that value v depends on: the attention between that projection and the
+// one reading v.
+std::vector<int> nodes_leading_to(const GraphIndex& gi, const std::set<int>& from, int v);
+
 // A scalar an exporter computes from tensor shapes (torch's scaled dot-product
 // attention writes its scale as 1/sqrt(q.shape[-1]) in nodes): its value when
 // every Shape it reads sees a tensor whose last dimension is `last_dim`. The

@@ -53,10 +53,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
   }
   if (!out_mm) return no("no output projection after the QKV projection");
   // Attention: what the QKV projection feeds on the way to it.
-  std::set<int> before_out = data_ancestors(gi, out_mm->inputs[0], 4000);
-  std::vector<int> region;
-  for (int i : downstream)
-    if (before_out.count(i)) region.push_back(i);
+  const std::vector<int> region = nodes_leading_to(gi, downstream, out_mm->inputs[0]);
   static const std::set<std::string> kAllowed = {"Reshape", "Transpose", "Split", "Squeeze", "Unsqueeze", "Slice",
                                                  "Gather", "Concat", "Neg", "Mul", "Div", "Add", "Sub", "Cast",
                                                  "MatMul", "Softmax", "Where", "IsNaN", "Identity"};

@@ -138,10 +138,7 @@ std::optional<EncoderLayer> match_torch_layer(const GraphIndex& gi, int x, std::
       break;
     }
   if (!out) return no("no out_proj after the in_proj");
-  std::set<int> before_out = data_ancestors(gi, out->inputs[0], 4000);
-  std::vector<int> region;
-  for (int i : downstream)
-    if (before_out.count(i)) region.push_back(i);
+  const std::vector<int> region = nodes_leading_to(gi, downstream, out->inputs[0]);
   static const std::set<std::string> kAllowed = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Gather", "Split",
                                                  "Mul", "Div", "Add", "MatMul", "Softmax", "Cast", "Identity"};
   const ir::Node* softmax = nullptr;

@@ -119,10 +119,7 @@ std::optional<ViTDetLayer> match_vitdet_layer(const GraphIndex& gi, int x, std::
       break;
     }
   if (!out_mm) return no("no output projection after the QKV projection");
-  std::set<int> before_out = data_ancestors(gi, out_mm->inputs[0], 4000);
-  std::vector<int> region;
-  for (int i : downstream)
-    if (before_out.count(i)) region.push_back(i);
+  const std::vector<int> region = nodes_leading_to(gi, downstream, out_mm->inputs[0]);
   static const std::set<std::string> kAllowed = {"Reshape", "Transpose", "Split", "Squeeze", "Unsqueeze", "Mul", "Div",
                                                  "Add", "MatMul", "Softmax", "Einsum", "Cast", "Identity"};
   const ir::Node* softmax = nullptr;
