@@ -13,7 +13,6 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
   b.nodes = walked;
   b.input = input;
   const ir::Graph& g = gi.graph();
-  auto is_graph_input = [&](int v) { return std::find(g.inputs.begin(), g.inputs.end(), v) != g.inputs.end(); };
   // Candidates, last to first: nodes all of whose outputs only the block (or
   // other candidates) reads.
   std::set<int> helpers;
@@ -35,7 +34,7 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
   // Keep the helpers whose inputs the block provides (drops ones reaching
   // back to computed values before the encoder).
   auto provided = [&](int v, const std::set<int>& inside) {
-    if (v < 0 || v == input || gi.constant(v) || is_graph_input(v)) return true;
+    if (v < 0 || v == input || gi.constant(v) || gi.is_graph_input(v)) return true;
     int p = gi.producer_index(v);
     return p >= 0 && (b.nodes.count(p) || inside.count(p));
   };
@@ -83,7 +82,7 @@ bool assemble_block(const GraphIndex& gi, const std::set<int>& walked, int input
         why = "the encoder reads '" + g.values[size_t(v)].name + "', computed outside it";
         return false;
       }
-      if (v >= 0 && v != input && (is_graph_input(v) || outside_shape)) side.insert(v);
+      if (v >= 0 && v != input && (gi.is_graph_input(v) || outside_shape)) side.insert(v);
     }
     for (int v : gi.node(i).outputs) {
       if (v < 0) continue;

@@ -2,6 +2,7 @@
 // what the family matchers walk. Built once per claim pass; the graph must
 // not change while an index of it is alive.
 #pragma once
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -24,6 +25,8 @@ class GraphIndex {
   // True when v is a graph output or a subgraph reads it by name.
   bool escapes(int v) const { return escapes_[size_t(v)]; }
   const ir::Node& node(int i) const { return g_.nodes[size_t(i)]; }
+  // True when v is one of the graph's inputs.
+  bool is_graph_input(int v) const { return std::find(g_.inputs.begin(), g_.inputs.end(), v) != g_.inputs.end(); }
 
   // The initializer behind v, or null.
   const Tensor* constant(int v) const;

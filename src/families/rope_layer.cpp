@@ -112,7 +112,7 @@ std::optional<RopeLayer> match_rope_layer(const GraphIndex& gi, int x, std::stri
       if (n.op_type == "LessOrEqual")
         if (const Tensor* w = gi.constant(n.inputs[1]); w && w->numel() == 1) L.window = int64_t(w->to_f32()[0]);
       for (int in : n.inputs)
-        if (std::find(gi.graph().inputs.begin(), gi.graph().inputs.end(), in) != gi.graph().inputs.end() && !GraphIndex::shape_only(n))
+        if (gi.is_graph_input(in) && !GraphIndex::shape_only(n))
           L.mask_input = in;
     }
     if (L.mask_input < 0) return no("the attention mask does not come from a graph input");

@@ -9,9 +9,11 @@
 namespace kestrel::families {
 namespace {
 
-bool is_graph_input(const GraphIndex& gi, int v) {
-  const auto& in = gi.graph().inputs;
-  return std::find(in.begin(), in.end(), v) != in.end();
+// A one-element constant equal to 0, of any numeric type (the mask's
+// `input == 0` compares with an integer constant).
+bool constant_zero(const GraphIndex& gi, int v) {
+  const Tensor* t = gi.constant(v);
+  return t && t->numel() == 1 && t->to_f32()[0] == 0.f;
 }
 
 // A value that is zero everywhere: a constant, ConstantOfShape of 0, or an Expand of a constant 0.
@@ -44,10 +46,7 @@ int key_padding_mask_input(const GraphIndex& gi, int m, std::vector<int>& nodes)
   if (c && c->op_type == "Cast") c = gi.producer(c->inputs[0]);
   if (!c || c->op_type != "Equal") return -1;
   for (int i : {0, 1}) {
-    std::optional<double> zero = gi.constant(c->inputs[size_t(1 - i)]) && gi.constant(c->inputs[size_t(1 - i)])->numel() == 1
-                                     ? std::optional<double>(gi.constant(c->inputs[size_t(1 - i)])->to_f32()[0])
-                                     : std::nullopt;
-    if (zero && *zero == 0 && is_graph_input(gi, c->inputs[size_t(i)])) {
+    if (constant_zero(gi, c->inputs[size_t(1 - i)]) && gi.is_graph_input(c->inputs[size_t(i)])) {
       nodes.insert(nodes.end(), path.begin(), path.end());
       return c->inputs[size_t(i)];
     }

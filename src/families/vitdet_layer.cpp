@@ -77,11 +77,10 @@ std::optional<ViTDetLayer> match_vitdet_layer(const GraphIndex& gi, int x, std::
   int v = y;
   const ir::Node* qkv_mm = nullptr;
   bool padded = false;
-  for (int steps = 0; steps < 5 && !qkv_mm; ++steps) {
+  for (int steps = 0; steps < 5; ++steps) {
     const ir::Node* n = gi.only_data_reader(v);
     if (!n || !n->domain.empty()) return no("the normalized input is read by more than one op");
-    if (const Tensor* w = projection_weight(gi, n, v, d, 3 * d)) {
-      (void)w;
+    if (projection_weight(gi, n, v, d, 3 * d)) {
       qkv_mm = n;
       break;
     }
