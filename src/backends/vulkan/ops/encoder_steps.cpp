@@ -28,6 +28,56 @@ struct MaskedSoftmaxPush {  // shaders/masked_softmax.comp
   uint32_t finite_masked, q0, rows;
 };
 
+
+// A view of a float scratch buffer (OpContext::temp_words) from float
+// element `first` on; the offset must suit the device (plan_attention's chunks do).
+GpuTensor scratch_from(const OpContext& ctx, const GpuTensor& t, int64_t first) {
+  GpuTensor v = t;
+  const size_t off = size_t(first) * (ctx.half() ? 2 : 4);
+  v.view_offset += off;
+  v.shape = {int64_t((t.bytes() - std::min(off, t.bytes())) / 4)};
+  return v;
+}
+
+// scores = scale q k^T for every (batch, head) and `rows` queries from q's
+// first row (q and k are [batch, tokens, D] buffers, q may be a view).
+void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
+                      int64_t rows, int64_t tokens, int64_t heads, int64_t hd, float scale) {
+  const int64_t d = heads * hd;
+  GemmPlan s;
+  init_batch(s.p);
+  s.p.M = uint32_t(rows), s.p.N = uint32_t(tokens), s.p.K = uint32_t(hd);
+  s.p.alpha = scale;
+  s.p.sam = uint32_t(d), s.p.sak = 1;
+  s.p.sbk = 1, s.p.sbn = uint32_t(d);  // k^T: k's rows are the columns
+  s.b_ncontig = false;
+  s.p.bdims[2] = uint32_t(batch), s.p.bdims[3] = uint32_t(heads);
+  s.p.sab[2] = s.p.sbb[2] = uint32_t(tokens * d);
+  s.p.sab[3] = s.p.sbb[3] = uint32_t(hd);
+  s.batches = uint64_t(batch * heads);
+  record_gemm(ctx, s, q, k, nullptr, scores, ActParams{});
+}
+
+// out = scores v for every (batch, head), each head's columns in place, for
+// `rows` queries from out's first row.
+void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
+                       int64_t batch, int64_t rows, int64_t tokens, int64_t heads, int64_t hd) {
+  const int64_t d = heads * hd;
+  GemmPlan c;
+  init_batch(c.p);
+  c.p.M = uint32_t(rows), c.p.N = uint32_t(hd), c.p.K = uint32_t(tokens);
+  c.p.alpha = 1;
+  c.p.sam = uint32_t(tokens), c.p.sak = 1;
+  c.p.sbk = uint32_t(d), c.p.sbn = 1;
+  c.p.bdims[2] = uint32_t(batch), c.p.bdims[3] = uint32_t(heads);
+  c.p.sab[2] = uint32_t(heads * rows * tokens), c.p.sab[3] = uint32_t(rows * tokens);
+  c.p.sbb[2] = uint32_t(tokens * d), c.p.sbb[3] = uint32_t(hd);
+  c.p.sym = uint32_t(d);
+  c.p.syb[2] = uint32_t(tokens * d), c.p.syb[3] = uint32_t(hd);
+  c.batches = uint64_t(batch * heads);
+  record_gemm(ctx, c, scores, v, nullptr, out, ActParams{});
+}
+
 }  // namespace
 
 void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, const GpuTensor* bias,
@@ -76,57 +126,22 @@ AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64
   return {chunk, int64_t((uint64_t(batch * heads * chunk * tokens) * elem + 3) / 4)};
 }
 
-GpuTensor scratch_from(const OpContext& ctx, const GpuTensor& t, int64_t first) {
-  GpuTensor v = t;
-  const size_t off = size_t(first) * (ctx.half() ? 2 : 4);
-  v.view_offset += off;
-  v.shape = {int64_t((t.bytes() - std::min(off, t.bytes())) / 4)};
-  return v;
-}
-
-void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
-                      int64_t rows, int64_t tokens, int64_t heads, int64_t hd, float scale) {
+void chunked_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v,
+                       const GpuTensor& scores, const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads,
+                       int64_t hd, float scale, const AttentionPlan& plan, const ChunkSoftmax& softmax) {
   const int64_t d = heads * hd;
-  GemmPlan s;
-  init_batch(s.p);
-  s.p.M = uint32_t(rows), s.p.N = uint32_t(tokens), s.p.K = uint32_t(hd);
-  s.p.alpha = scale;
-  s.p.sam = uint32_t(d), s.p.sak = 1;
-  s.p.sbk = 1, s.p.sbn = uint32_t(d);  // k^T: k's rows are the columns
-  s.b_ncontig = false;
-  s.p.bdims[2] = uint32_t(batch), s.p.bdims[3] = uint32_t(heads);
-  s.p.sab[2] = s.p.sbb[2] = uint32_t(tokens * d);
-  s.p.sab[3] = s.p.sbb[3] = uint32_t(hd);
-  s.batches = uint64_t(batch * heads);
-  record_gemm(ctx, s, q, k, nullptr, scores, ActParams{});
-}
-
-void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
-                       int64_t batch, int64_t rows, int64_t tokens, int64_t heads, int64_t hd) {
-  const int64_t d = heads * hd;
-  GemmPlan c;
-  init_batch(c.p);
-  c.p.M = uint32_t(rows), c.p.N = uint32_t(hd), c.p.K = uint32_t(tokens);
-  c.p.alpha = 1;
-  c.p.sam = uint32_t(tokens), c.p.sak = 1;
-  c.p.sbk = uint32_t(d), c.p.sbn = 1;
-  c.p.bdims[2] = uint32_t(batch), c.p.bdims[3] = uint32_t(heads);
-  c.p.sab[2] = uint32_t(heads * rows * tokens), c.p.sab[3] = uint32_t(rows * tokens);
-  c.p.sbb[2] = uint32_t(tokens * d), c.p.sbb[3] = uint32_t(hd);
-  c.p.sym = uint32_t(d);
-  c.p.syb[2] = uint32_t(tokens * d), c.p.syb[3] = uint32_t(hd);
-  c.batches = uint64_t(batch * heads);
-  record_gemm(ctx, c, scores, v, nullptr, out, ActParams{});
+  for (int64_t q0 = 0; q0 < tokens; q0 += plan.chunk) {
+    const int64_t rows = std::min(plan.chunk, tokens - q0);
+    attention_scores(ctx, scratch_from(ctx, q, q0 * d), k, scores, batch, rows, tokens, heads, hd, scale);
+    softmax(q0, rows);
+    attention_context(ctx, scores, v, scratch_from(ctx, out, q0 * d), batch, rows, tokens, heads, hd);
+  }
 }
 
 void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
                const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
                const AttentionMask* mask, const AttentionPlan& plan) {
-  const int64_t d = heads * hd;
-  for (int64_t q0 = 0; q0 < tokens; q0 += plan.chunk) {
-    const int64_t rows = std::min(plan.chunk, tokens - q0);
-    const GpuTensor qc = scratch_from(ctx, q, q0 * d), oc = scratch_from(ctx, out, q0 * d);
-    attention_scores(ctx, qc, k, scores, batch, rows, tokens, heads, hd, scale);
+  chunked_attention(ctx, q, k, v, scores, out, batch, tokens, heads, hd, scale, plan, [&](int64_t q0, int64_t rows) {
     if (mask) {
       MaskedSoftmaxPush mp{0, 0, uint32_t(tokens), uint32_t(heads), int32_t(mask->window),
                            mask->finite_masked ? 1u : 0u, uint32_t(q0), uint32_t(rows)};
@@ -138,8 +153,7 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
       dispatch_rows(ctx, "softmax", {0}, {In(scores), Out(scores)}, &sp, sizeof sp, uint64_t(batch * heads * rows),
                     uint64_t(tokens));
     }
-    attention_context(ctx, scores, v, oc, batch, rows, tokens, heads, hd);
-  }
+  });
 }
 
 const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) {

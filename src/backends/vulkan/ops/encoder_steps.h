@@ -3,6 +3,7 @@
 // residual in the GEMM's epilogue, and attention of every (batch, head)
 // as batched GEMMs reading Q, K and V through strides.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "backends/vulkan/ops/util.h"
@@ -39,23 +40,20 @@ struct AttentionPlan {
 };
 AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens, int64_t width);
 
-// A view of a float scratch buffer (OpContext::temp_words) from float
-// element `first` on; the offset must suit the device (plan_attention's chunks do).
-GpuTensor scratch_from(const OpContext& ctx, const GpuTensor& t, int64_t first);
+// The Softmax step of one chunk of attention: the scores of `rows` queries
+// from query q0 on, for every (batch, head), in place (plain, masked, or
+// with a bias added first).
+using ChunkSoftmax = std::function<void(int64_t q0, int64_t rows)>;
 
-// scores = scale q k^T for every (batch, head) and `rows` queries from q's
-// first row (q and k are [batch, tokens, D] buffers, q may be a view).
-void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
-                      int64_t rows, int64_t tokens, int64_t heads, int64_t hd, float scale);
-// out = scores v for every (batch, head), each head's columns in place, for
-// `rows` queries from out's first row.
-void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
-                       int64_t batch, int64_t rows, int64_t tokens, int64_t heads, int64_t hd);
-
-// Softmax(scale q k^T [masked]) v for every (batch, head); q, k, v are
+// Attention of every (batch, head) in plan.chunk query rows at a time:
+// scores = scale q k^T, softmax(q0, rows), context = scores v. q, k, v are
 // [B, T, D] with head h in columns [h*hd, (h+1)*hd); the context lands the
-// same way. Runs in plan.chunk query rows at a time through scores
-// (plan.score_words floats).
+// same way; scores holds plan.score_words floats.
+void chunked_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v,
+                       const GpuTensor& scores, const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads,
+                       int64_t hd, float scale, const AttentionPlan& plan, const ChunkSoftmax& softmax);
+
+// chunked_attention with a plain Softmax, or one that applies `mask`.
 void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& scores,
                const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
                const AttentionMask* mask, const AttentionPlan& plan);

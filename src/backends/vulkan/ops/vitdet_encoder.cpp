@@ -87,15 +87,12 @@ void record_vitdet_encoder(OpContext& ctx) {
     RelPosPush rp{0, 0, uint32_t(heads), uint32_t(hd), uint32_t(g.rows), uint32_t(g.cols)};
     ctx.dispatch_elements("relpos", {}, {In(q), In(need(l, fam::kRelPosH)), In(need(l, fam::kRelPosW)), Out(rel)}, &rp,
                           sizeof rp, uint64_t(windows * heads * T * (g.rows + g.cols)));
-    const int64_t chunk = plans[size_t(l)].chunk;
-    for (int64_t q0 = 0; q0 < T; q0 += chunk) {  // query rows at a time (plan_attention)
-      const int64_t n_q = std::min(chunk, T - q0);
-      attention_scores(ctx, scratch_from(ctx, q, q0 * d), k, scores, windows, n_q, T, heads, hd, spec.scales[size_t(l)]);
-      RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q)};
-      dispatch_rows(ctx, "relpos_softmax", {}, {Out(scores), In(rel)}, &sp, sizeof sp, uint64_t(windows * heads * n_q),
-                    uint64_t(2 * T));
-      attention_context(ctx, scores, v, scratch_from(ctx, context, q0 * d), windows, n_q, T, heads, hd);
-    }
+    chunked_attention(ctx, q, k, v, scores, context, windows, T, heads, hd, spec.scales[size_t(l)], plans[size_t(l)],
+                      [&](int64_t q0, int64_t n_q) {
+                        RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q)};
+                        dispatch_rows(ctx, "relpos_softmax", {}, {Out(scores), In(rel)}, &sp, sizeof sp,
+                                      uint64_t(windows * heads * n_q), uint64_t(2 * T));
+                      });
     if (windows_on) move_windows(ctx, true, context, att, g, height, width, d, wrows);
     linear(ctx, windows_on ? att : context, rows, d, need(l, fam::kOutWeight), &need(l, fam::kOutBias), d, x,
            ActParams{}, &x);
