@@ -48,6 +48,13 @@ inline void layer_norm_rows(const ops::KernelContext& ctx, const float* x, float
   });
 }
 
+// x += o over rows of d (the residual stream).
+inline void add_residual(const ops::KernelContext& ctx, float* x, const float* o, int64_t rows, int64_t d) {
+  ops::parallel_for(ctx, rows, 8, [&](int64_t r) {
+    for (int64_t i = 0; i < d; ++i) x[r * d + i] += o[r * d + i];
+  });
+}
+
 // y[rows, n] (row stride ldy) = act(x[rows, k] w[k, n] + bias); bias may be null.
 inline void project(const ops::KernelContext& ctx, const float* x, int64_t rows, int64_t k, const float* w,
                     const float* bias, int64_t n, float* y, int64_t ldy, EncoderAct act = EncoderAct::None) {

@@ -125,7 +125,7 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
               spec.windows[size_t(l)], spec.masked_scores[size_t(l)], live);
     project(ctx, att.data(), rows, d, in(l, fam::kOutWeight)->data<float>(), data_or_null(in(l, fam::kOutBias)), d,
             o.data(), d);
-    for (int64_t i = 0; i < rows * d; ++i) x[size_t(i)] += o[size_t(i)];
+    add_residual(ctx, x.data(), o.data(), rows, d);
     layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale)->data<float>(),
                     data_or_null(in(l, fam::kNorm2Bias)), spec.epsilons[size_t(2 * l + 1)]);
     project(ctx, y.data(), rows, d, in(l, fam::kFc1Weight)->data<float>(), data_or_null(in(l, fam::kFc1Bias)), 2 * f,
@@ -136,7 +136,7 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
     });
     project(ctx, gated.data(), rows, f, in(l, fam::kFc2Weight)->data<float>(), data_or_null(in(l, fam::kFc2Bias)), d,
             o.data(), d);
-    for (int64_t i = 0; i < rows * d; ++i) x[size_t(i)] += o[size_t(i)];
+    add_residual(ctx, x.data(), o.data(), rows, d);
     if (next_tap < spec.taps.size() && spec.taps[next_tap] == l) {
       outs.push_back(Tensor::from_f32(X.shape(), x));
       ++next_tap;

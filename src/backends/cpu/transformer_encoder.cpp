@@ -22,13 +22,6 @@ using ops::KernelContext;
 using ops::parallel_for;
 namespace fam = kestrel::families;
 
-// x += o.
-void residual(const KernelContext& ctx, float* x, const float* o, int64_t rows, int64_t d) {
-  parallel_for(ctx, rows, 8, [&](int64_t r) {
-    for (int64_t i = 0; i < d; ++i) x[r * d + i] += o[r * d + i];
-  });
-}
-
 // Multi-head attention of one (batch, head) per task: qkv rows are
 // [q | k | v] of width 3D; out rows are D wide. With a key padding mask
 // [batch, tokens], keys where it is 0 are left out (as the graph's -inf does).
@@ -100,11 +93,11 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
       project(ctx, y.data(), rows, d, in(l, fam::kQWeight + j), in(l, fam::kQBias + j), d, qkv.data() + j * d, 3 * d);
     attention(ctx, qkv.data(), att.data(), batch, tokens, heads, hd, spec.scales[size_t(l)], mask.empty() ? nullptr : &mask);
     project(ctx, att.data(), rows, d, in(l, fam::kOutWeight), in(l, fam::kOutBias), d, o.data(), d);
-    residual(ctx, x.data(), o.data(), rows, d);
+    add_residual(ctx, x.data(), o.data(), rows, d);
     layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias), eps[size_t(2 * l + 1)]);
     project(ctx, y.data(), rows, d, in(l, fam::kFc1Weight), in(l, fam::kFc1Bias), f, hidden.data(), f, act);
     project(ctx, hidden.data(), rows, f, in(l, fam::kFc2Weight), in(l, fam::kFc2Bias), d, o.data(), d);
-    residual(ctx, x.data(), o.data(), rows, d);
+    add_residual(ctx, x.data(), o.data(), rows, d);
     if (next_tap < taps.size() && taps[next_tap] == l) {
       Tensor t = Tensor::from_f32(X.shape(), x);
       outs.push_back(t);

@@ -124,16 +124,12 @@ std::vector<Tensor> run_fused(KernelContext& ctx) {
       c_out = att.data();
     }
     project(ctx, c_out, rows, d, in(l, fam::kOutWeight), in(l, fam::kOutBias), d, o.data(), d);
-    parallel_for(ctx, rows, 8, [&](int64_t r) {
-      for (int64_t i = 0; i < d; ++i) x[size_t(r * d + i)] += o[size_t(r * d + i)];
-    });
+    add_residual(ctx, x.data(), o.data(), rows, d);
     layer_norm_rows(ctx, x.data(), y.data(), rows, d, in(l, fam::kNorm2Scale), in(l, fam::kNorm2Bias),
                     spec.epsilons[size_t(2 * l + 1)]);
     project(ctx, y.data(), rows, d, in(l, fam::kFc1Weight), in(l, fam::kFc1Bias), f, hidden.data(), f, act);
     project(ctx, hidden.data(), rows, f, in(l, fam::kFc2Weight), in(l, fam::kFc2Bias), d, o.data(), d);
-    parallel_for(ctx, rows, 8, [&](int64_t r) {
-      for (int64_t i = 0; i < d; ++i) x[size_t(r * d + i)] += o[size_t(r * d + i)];
-    });
+    add_residual(ctx, x.data(), o.data(), rows, d);
     if (next_tap < spec.taps.size() && spec.taps[next_tap] == l) {
       outs.push_back(Tensor::from_f32(X.shape(), x));
       ++next_tap;
