@@ -12,6 +12,7 @@ pkgs=(build-essential cmake pkg-config
       libgtest-dev                                    # tests
       libonnx-testdata                                # ONNX's backend test suite
       libstb-dev                                      # JPEG/PNG read and write for the demos
+      python3-numpy                                   # the Python binding (python/kestrel.py) and its test
       clang libclang-rt-14-dev                        # libFuzzer + AddressSanitizer for the loader fuzzer
       nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference
 missing=()

@@ -1,0 +1,91 @@
+/* Kestrel's C API: a stable C ABI over kestrel::Session for other languages
+ * (Python through ctypes, Node through an FFI, C programs).
+ *
+ *   kestrel_session* s = kestrel_session_load("model.onnx", NULL);
+ *   if (!s) { fprintf(stderr, "%s\n", kestrel_last_error()); ... }
+ *   kestrel_tensor in = {KESTREL_FLOAT32, 4, shape, pixels};
+ *   const char* names[] = {"images"};
+ *   kestrel_outputs* out = kestrel_session_run(s, 1, names, &in);
+ *   kestrel_tensor y; kestrel_outputs_get(out, 0, &y);   // y.data is valid until
+ *   kestrel_outputs_free(out);                           // the outputs are freed
+ *   kestrel_session_free(s);
+ *
+ * Every call that can fail returns NULL or a nonzero status and leaves the
+ * reason (naming the input, node, op or shape) in kestrel_last_error(), kept
+ * per thread. A session may be run from several threads at once. */
+#ifndef KESTREL_H
+#define KESTREL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+enum {
+  KESTREL_FLOAT32 = 1,
+  KESTREL_UINT8 = 2,
+  KESTREL_INT8 = 3,
+  KESTREL_UINT16 = 4,
+  KESTREL_INT16 = 5,
+  KESTREL_INT32 = 6,
+  KESTREL_INT64 = 7,
+  KESTREL_BOOL = 9,
+  KESTREL_FLOAT16 = 10,
+  KESTREL_FLOAT64 = 11,
+  KESTREL_UINT32 = 12,
+  KESTREL_UINT64 = 13,
+  KESTREL_BFLOAT16 = 16
+};
+
+/* A dense, row-major tensor. For inputs the caller owns shape and data (they
+ * are copied during the run); for outputs Kestrel owns them. */
+typedef struct kestrel_tensor {
+  int32_t dtype;
+  int32_t rank;
+  const int64_t* shape;
+  const void* data;
+} kestrel_tensor;
+
+typedef struct kestrel_options {
+  const char* backend;   /* "auto" (NULL), "vulkan" or "cpu" */
+  const char* precision; /* Vulkan storage: "auto" (NULL), "fp32" or "fp16" */
+  int32_t threads;       /* CPU threads; 0: every hardware thread */
+} kestrel_options;
+
+typedef struct kestrel_session kestrel_session;
+typedef struct kestrel_outputs kestrel_outputs;
+
+/* The reason the latest failing call on this thread failed ("" if none). */
+const char* kestrel_last_error(void);
+
+/* Loads a model (options may be NULL: defaults). NULL on failure. */
+kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options);
+void kestrel_session_free(kestrel_session* session);
+
+/* The model's inputs and outputs, in the model's order; names live as long
+ * as the session. -1 / NULL on a bad session or index. */
+int32_t kestrel_session_input_count(const kestrel_session* session);
+const char* kestrel_session_input_name(const kestrel_session* session, int32_t index);
+int32_t kestrel_session_output_count(const kestrel_session* session);
+const char* kestrel_session_output_name(const kestrel_session* session, int32_t index);
+/* "vulkan on <device>: ..." or "cpu": where the session runs. */
+const char* kestrel_session_backend(const kestrel_session* session);
+
+/* Runs with every model input given by name. NULL on failure. */
+kestrel_outputs* kestrel_session_run(kestrel_session* session, size_t input_count, const char* const* names,
+                                     const kestrel_tensor* inputs);
+
+int32_t kestrel_outputs_count(const kestrel_outputs* outputs);
+/* Fills *out with output `index`, whose shape and data stay valid until
+ * kestrel_outputs_free. Nonzero on a bad index. */
+int32_t kestrel_outputs_get(const kestrel_outputs* outputs, int32_t index, kestrel_tensor* out);
+void kestrel_outputs_free(kestrel_outputs* outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KESTREL_H */

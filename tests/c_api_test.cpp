@@ -1,0 +1,159 @@
+// The C API (src/api/kestrel.h): the same outputs as the C++ Session on a
+// real model, and every misuse answered with NULL / nonzero and a message
+// that names what was wrong.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "api/kestrel.h"
+#include "real_models.h"
+#include "runtime/session.h"
+
+namespace kestrel {
+namespace {
+
+struct Feeds {  // the C view of a name -> Tensor map
+  std::vector<std::string> names;
+  std::vector<const char*> name_ptrs;
+  std::vector<kestrel_tensor> tensors;
+  explicit Feeds(const std::map<std::string, Tensor>& in) {
+    for (const auto& [n, t] : in) {
+      names.push_back(n);
+      tensors.push_back({int32_t(t.dtype()), int32_t(t.rank()), t.shape().data(), t.raw()});
+    }
+    for (const auto& n : names) name_ptrs.push_back(n.c_str());
+  }
+};
+
+std::string silero_path() {
+  std::string path = real_models::models_dir() + "/silero_vad.onnx";
+  EXPECT_TRUE(std::filesystem::is_regular_file(path))
+      << path << " is missing: run scripts/fetch_models.sh to download the models";
+  return path;
+}
+
+std::map<std::string, Tensor> silero_feeds() {
+  for (const auto& m : real_models::all())
+    if (m.name == "silero_vad") return m.inputs(real_models::models_dir());
+  ADD_FAILURE() << "silero_vad is not in the real model table";
+  return {};
+}
+
+void expect_same_outputs(const char* backend) {
+  std::string path = silero_path();
+  auto feeds = silero_feeds();
+  SessionOptions so;
+  so.backend = backend;
+  so.threads = 1;
+  auto expected = Session::load(path, so)->run(feeds);
+
+  kestrel_options opts = {backend, nullptr, 1};
+  kestrel_session* s = kestrel_session_load(path.c_str(), &opts);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  EXPECT_EQ(std::string(kestrel_session_backend(s)).rfind(backend, 0), 0u) << kestrel_session_backend(s);
+  ASSERT_EQ(kestrel_session_input_count(s), 3);
+  EXPECT_STREQ(kestrel_session_input_name(s, 0), "input");
+  ASSERT_EQ(kestrel_session_output_count(s), int32_t(expected.size()));
+  EXPECT_STREQ(kestrel_session_output_name(s, 0), "output");
+
+  Feeds c(feeds);
+  for (int repeat = 0; repeat < 2; ++repeat) {  // a second run reuses the session's buffers
+    kestrel_outputs* out = kestrel_session_run(s, c.tensors.size(), c.name_ptrs.data(), c.tensors.data());
+    ASSERT_NE(out, nullptr) << kestrel_last_error();
+    ASSERT_EQ(kestrel_outputs_count(out), int32_t(expected.size()));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      kestrel_tensor t;
+      ASSERT_EQ(kestrel_outputs_get(out, int32_t(i), &t), 0);
+      EXPECT_EQ(t.dtype, int32_t(expected[i].dtype()));
+      ASSERT_EQ(Shape(t.shape, t.shape + t.rank), expected[i].shape()) << "output " << i;
+      EXPECT_EQ(std::memcmp(t.data, expected[i].raw(), expected[i].nbytes()), 0) << "output " << i;
+    }
+    kestrel_outputs_free(out);
+  }
+  kestrel_session_free(s);
+}
+
+TEST(CApi, SameOutputsAsTheSessionOnCpu) { expect_same_outputs("cpu"); }
+
+TEST(CApi, SameOutputsAsTheSessionOnVulkan) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  expect_same_outputs("vulkan");
+}
+
+TEST(CApi, MissingFileFailsWithItsPath) {
+  EXPECT_EQ(kestrel_session_load("/nonexistent/model.onnx", nullptr), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("/nonexistent/model.onnx"), std::string::npos)
+      << kestrel_last_error();
+  EXPECT_EQ(kestrel_session_load(nullptr, nullptr), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("path is NULL"), std::string::npos);
+}
+
+TEST(CApi, BadRunsNameTheInput) {
+  kestrel_options opts = {"cpu", nullptr, 1};
+  kestrel_session* s = kestrel_session_load(silero_path().c_str(), &opts);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  auto feeds = silero_feeds();
+  Feeds good(feeds);
+  auto run_expecting = [&](Feeds& f, const std::string& message) {
+    kestrel_outputs* out = kestrel_session_run(s, f.tensors.size(), f.name_ptrs.data(), f.tensors.data());
+    EXPECT_EQ(out, nullptr);
+    EXPECT_NE(std::string(kestrel_last_error()).find(message), std::string::npos)
+        << "expected '" << message << "' in: " << kestrel_last_error();
+    kestrel_outputs_free(out);
+  };
+  {
+    Feeds f = good;  // an unknown name: the error lists the model's inputs
+    f.name_ptrs[0] = "audio";
+    run_expecting(f, "unknown input 'audio'; the model's inputs are: input, state, sr");
+  }
+  {
+    Feeds f = good;
+    f.name_ptrs.pop_back(), f.tensors.pop_back();  // "state" (names are sorted: input, sr, state)
+    run_expecting(f, "missing input 'state'");
+  }
+  {
+    Feeds f = good;
+    f.tensors[0].dtype = KESTREL_FLOAT64;
+    run_expecting(f, "input 'input' must be float32, got float64");
+  }
+  {
+    Feeds f = good;
+    f.tensors[0].dtype = 8;  // ONNX's string type
+    run_expecting(f, "input 'input': element type 8 is not one Kestrel takes");
+  }
+  {
+    Feeds f = good;
+    f.tensors[0].data = nullptr;
+    run_expecting(f, "input 'input': no data for shape [1,576]");
+  }
+  {
+    Feeds f = good;
+    int64_t bad[2] = {1, -576};
+    f.tensors[0].shape = bad;
+    run_expecting(f, "input 'input': negative dimension in shape [1,-576]");
+  }
+  {
+    Feeds f = good;
+    f.name_ptrs[1] = f.name_ptrs[0];
+    run_expecting(f, "input 'input' is given twice");
+  }
+  EXPECT_EQ(kestrel_session_run(nullptr, 0, nullptr, nullptr), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("session is NULL"), std::string::npos);
+
+  kestrel_outputs* out = kestrel_session_run(s, good.tensors.size(), good.name_ptrs.data(), good.tensors.data());
+  ASSERT_NE(out, nullptr) << kestrel_last_error();  // the session still runs after the failures
+  kestrel_tensor t;
+  EXPECT_NE(kestrel_outputs_get(out, 7, &t), 0);
+  EXPECT_NE(std::string(kestrel_last_error()).find("no output 7"), std::string::npos);
+  EXPECT_EQ(kestrel_session_input_name(s, 3), nullptr);
+  EXPECT_EQ(kestrel_session_output_name(s, -1), nullptr);
+  kestrel_outputs_free(out);
+  kestrel_session_free(s);
+}
+
+}  // namespace
+}  // namespace kestrel
