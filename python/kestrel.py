@@ -11,6 +11,7 @@ that skips rebuilding the C views on every call (the arrays are read anew on
 each call, so their contents may change between calls).
 """
 import ctypes
+import math
 import os
 
 import numpy as np
@@ -20,6 +21,7 @@ import numpy as np
 _NUMPY_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 7: np.int64,
              9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32, 13: np.uint64, 16: np.uint16}
 _CODE_OF = {np.dtype(t): c for c, t in _NUMPY_OF.items() if c != 16}
+_NUMPY_DTYPE = {c: np.dtype(t) for c, t in _NUMPY_OF.items()}
 
 
 class KestrelError(RuntimeError):
@@ -122,11 +124,11 @@ class Session:
                 t = _Tensor()
                 for i in range(lib.kestrel_outputs_count(out)):
                     lib.kestrel_outputs_get(out, i, ctypes.byref(t))
-                    shape = tuple(t.shape[d] for d in range(t.rank))
-                    dtype = np.dtype(_NUMPY_OF[t.dtype])
-                    count = int(np.prod(shape, dtype=np.int64))
-                    buf = (ctypes.c_char * (count * dtype.itemsize)).from_address(t.data) if count else b""
-                    results.append(np.frombuffer(buf, dtype=dtype, count=count).reshape(shape).copy())
+                    dtype = _NUMPY_DTYPE[t.dtype]
+                    nbytes = dtype.itemsize * math.prod(t.shape[:t.rank])
+                    raw = (ctypes.c_char * nbytes).from_address(t.data) if nbytes else b""
+                    a = np.frombuffer(raw, dtype).reshape(t.shape[:t.rank]).copy()
+                    results.append(a)
                 return results
             finally:
                 lib.kestrel_outputs_free(out)

@@ -16,7 +16,7 @@ for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32 libdnnl.so.2 libOpe
 done
 find models -maxdepth 1 -name '*.onnx' -size -20M -exec cp {} "$stage/models/" \;
 for extra in "$@"; do cp "$extra" "$stage/models/"; done
-cp -r bench "$stage/bench"
+cp -r bench python "$stage/"
 tar cJf "$out/bundle.tar.xz" -C "$stage" .
 rm -rf "$stage"
 ls -la "$out/bundle.tar.xz"

@@ -1,95 +1,18 @@
 #include "ops/gemm_util.h"
 
 #include "ops/igemm_exact.h"
+#include "ops/narrow_gemm.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstring>
-#include <immintrin.h>
 #include <vector>
 
 namespace kestrel::ops {
 
 namespace {
-
-// Products with one narrow side (at most 8 columns of C, or 8 rows with B
-// transposed): a 1-D convolution over a short signal, a recurrent step of
-// one sequence. oneDNN packs the wide operand on every call, and for a
-// layer's weights (read once) the packing costs more than the product.
-// Here R rows of the wide operand x at a time meet the narrow operand's N
-// vectors (contiguous in K) with eight-wide FMAs in R * N accumulators;
-// result (i, n) goes to C[i * c_row + n * c_col].
-template <int N, int R>
-void narrow_rows(int64_t rows, int64_t K, const float* x, int64_t ldx, const float* v, float* C, int64_t c_row,
-                 int64_t c_col) {
-  for (int64_t m = 0; m < rows; m += R) {
-    const float* a[R];
-    for (int r = 0; r < R; ++r) a[r] = x + std::min(m + r, rows - 1) * ldx;
-    __m256 acc[R][N];
-    for (int r = 0; r < R; ++r)
-      for (int n = 0; n < N; ++n) acc[r][n] = _mm256_setzero_ps();
-    int64_t k = 0;
-    for (; k + 8 <= K; k += 8) {
-      __m256 xr[R];
-      for (int r = 0; r < R; ++r) xr[r] = _mm256_loadu_ps(a[r] + k);
-      for (int n = 0; n < N; ++n) {
-        const __m256 b = _mm256_loadu_ps(v + n * K + k);
-        for (int r = 0; r < R; ++r) acc[r][n] = _mm256_fmadd_ps(xr[r], b, acc[r][n]);
-      }
-    }
-    for (int r = 0; r < R && m + r < rows; ++r)
-      for (int n = 0; n < N; ++n) {
-        // Horizontal sum of the eight lanes, then the K % 8 tail.
-        __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc[r][n]), _mm256_extractf128_ps(acc[r][n], 1));
-        h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-        h = _mm_add_ss(h, _mm_shuffle_ps(h, h, 1));
-        float sum = _mm_cvtss_f32(h);
-        for (int64_t kk = k; kk < K; ++kk) sum += a[r][kk] * v[n * K + kk];
-        C[(m + r) * c_row + n * c_col] = sum;
-      }
-  }
-}
-
-void narrow(int64_t n, int64_t rows, int64_t K, const float* x, int64_t ldx, const float* v, float* C, int64_t c_row,
-            int64_t c_col) {
-  switch (n) {
-    case 1: narrow_rows<1, 4>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    case 2: narrow_rows<2, 4>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    case 3: narrow_rows<3, 2>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    case 4: narrow_rows<4, 2>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    case 5: narrow_rows<5, 2>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    case 6: narrow_rows<6, 1>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    case 7: narrow_rows<7, 1>(rows, K, x, ldx, v, C, c_row, c_col); break;
-    default: narrow_rows<8, 1>(rows, K, x, ldx, v, C, c_row, c_col); break;
-  }
-}
-
-// C = A op(B) through narrow() when one side is narrow; false otherwise.
-bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                 float* C, int64_t ldc) {
-  if (K < 8) return false;
-  static thread_local std::vector<float> v;
-  if (!tb && N <= 8) {  // B's N columns, gathered contiguous in K
-    v.resize(size_t(N * K));
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t n = 0; n < N; ++n) v[size_t(n * K + k)] = B[k * ldb + n];
-    narrow(N, M, K, A, lda, v.data(), C, ldc, 1);
-    return true;
-  }
-  if (tb && M <= 8) {  // A's M rows against B's N rows: C[i, j] = A[i] . B[j]
-    const float* rows = A;
-    if (lda != K) {
-      v.resize(size_t(M * K));
-      for (int64_t i = 0; i < M; ++i) std::copy(A + i * lda, A + i * lda + K, v.begin() + i * K);
-      rows = v.data();
-    }
-    narrow(M, N, K, B, ldb, rows, C, 1, ldc);
-    return true;
-  }
-  return false;
-}
 
 // oneDNN's SGEMM (row-major). It threads with OpenMP: called from inside one
 // of Kestrel's parallel loops it stays on the calling thread; called outside,
@@ -237,6 +160,25 @@ void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64
     im2col_nd(g, x, channels, o0, o1, col);
 }
 template void im2col<float>(const WindowGeom&, const float*, int64_t, int64_t, int64_t, float*);
+
+void im2row(const WindowGeom& g, const float* x, int64_t channels, int64_t o0, int64_t o1, float* rows) {
+  if (g.nd > 2) fail("im2row takes 1-D and 2-D windows, got ", g.nd, "-D");
+  const Window2D v(g);
+  const int64_t K = channels * v.KH * v.KW, plane = v.H * v.W;
+  for (int64_t o = o0; o < o1; ++o) {
+    const int64_t oh = o / v.OW, ow = o % v.OW;
+    float* r = rows + (o - o0) * K;
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t kh = 0; kh < v.KH; ++kh) {
+        const int64_t ih = oh * v.SH - v.PH + kh * v.DH;
+        const float* in = x + c * plane + ih * v.W;
+        for (int64_t kw = 0; kw < v.KW; ++kw, ++r) {
+          const int64_t iw = ow * v.SW - v.PW + kw * v.DW;
+          *r = ih >= 0 && ih < v.H && iw >= 0 && iw < v.W ? in[iw] : 0.f;
+        }
+      }
+  }
+}
 template void im2col<int32_t>(const WindowGeom&, const int32_t*, int64_t, int64_t, int64_t, int32_t*);
 
 namespace {

@@ -36,6 +36,11 @@ void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int3
 template <typename T>
 void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64_t o1, T* col);
 
+// The transpose of im2col for few positions: row p (of o1 - o0) holds output
+// position o0 + p's window, channel-major, (channels * kernel_size) long, to
+// meet the weights as the narrow side of a product (1-D and 2-D windows).
+void im2row(const WindowGeom& g, const float* x, int64_t channels, int64_t o0, int64_t o1, float* rows);
+
 // The adjoint of im2col for output positions [o0, o1): adds each column
 // entry back into its input position (x must be zeroed or hold a bias).
 void col2im(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x);

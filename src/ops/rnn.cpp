@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ops/common.h"
+#include "ops/elementwise.h"
 #include "ops/gemm_util.h"
 
 namespace kestrel::ops {
@@ -23,19 +24,30 @@ struct Act {
   float alpha = 0, beta = 0;
   float operator()(float x) const {
     switch (kind) {
-      case Sigmoid: return 1.0f / (1.0f + std::exp(-x));
-      case Tanh: return std::tanh(x);
+      case Sigmoid: return ew::sigmoid(x);
+      case Tanh: return ew::fast_tanh(x);
       case Relu: return x > 0 ? x : 0.0f;
       case Affine: return alpha * x + beta;
       case LeakyRelu: return x >= 0 ? x : alpha * x;
       case ThresholdedRelu: return x > alpha ? x : 0.0f;
-      case ScaledTanh: return alpha * std::tanh(beta * x);
+      case ScaledTanh: return alpha * ew::fast_tanh(beta * x);
       case HardSigmoid: return std::clamp(alpha * x + beta, 0.0f, 1.0f);
       case Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
       case Softsign: return x / (1 + std::fabs(x));
       case Softplus: return std::log1p(std::exp(x));
     }
     return x;
+  }
+  // In place over n values: the two common kinds as loops the compiler
+  // vectorizes (the same functions as the Sigmoid and Tanh ops).
+  void apply(float* v, int64_t n) const {
+    if (kind == Sigmoid) {
+      for (int64_t i = 0; i < n; ++i) v[i] = ew::sigmoid(v[i]);
+    } else if (kind == Tanh) {
+      for (int64_t i = 0; i < n; ++i) v[i] = ew::fast_tanh(v[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) v[i] = (*this)(v[i]);
+    }
   }
 };
 
@@ -194,18 +206,29 @@ void run_cell(KernelContext& ctx, Cell cell) {
         float* hv = h + b * hs;
         float* y = &ys[size_t(((d * seq + t) * batch + b) * hs)];
         if (cell == Cell::Lstm) {
+          // Gates in phases over whole rows (gb: i, o, f, c~ as in ONNX's
+          // iofc order), so each activation runs as one vector loop.
           float* cv = c + b * hs;
-          for (int64_t j = 0; j < hs; ++j) {
-            float gi = clipf(x[j] + hb[j] + (pd ? pd[j] * cv[j] : 0));
-            float gf = clipf(x[2 * hs + j] + hb[2 * hs + j] + (pd ? pd[2 * hs + j] * cv[j] : 0));
-            float gc = clipf(x[3 * hs + j] + hb[3 * hs + j]);
-            float i = act[0](gi);
-            float f = couple ? 1 - i : act[0](gf);
-            float cnew = f * cv[j] + i * act[1](gc);
-            float go = clipf(x[hs + j] + hb[hs + j] + (pd ? pd[hs + j] * cnew : 0));
-            cv[j] = cnew;
-            y[j] = act[0](go) * act[2](cnew);
+          float *gi = gb, *go = gb + hs, *gf = gb + 2 * hs, *gc = gb + 3 * hs;
+          for (int64_t j = 0; j < gh; ++j) gb[j] = x[j] + hb[j];
+          if (pd)
+            for (int64_t j = 0; j < hs; ++j) gi[j] += pd[j] * cv[j], gf[j] += pd[2 * hs + j] * cv[j];
+          if (has_clip)
+            for (int64_t j = 0; j < gh; ++j) gb[j] = clipf(gb[j]);  // o is clipped after its peephole below
+          act[0].apply(gi, hs);
+          if (couple)
+            for (int64_t j = 0; j < hs; ++j) gf[j] = 1 - gi[j];
+          else
+            act[0].apply(gf, hs);
+          act[1].apply(gc, hs);
+          for (int64_t j = 0; j < hs; ++j) cv[j] = gf[j] * cv[j] + gi[j] * gc[j];
+          if (pd) {
+            for (int64_t j = 0; j < hs; ++j) go[j] = clipf(x[hs + j] + hb[hs + j] + pd[hs + j] * cv[j]);
           }
+          act[0].apply(go, hs);
+          for (int64_t j = 0; j < hs; ++j) y[j] = cv[j];
+          act[2].apply(y, hs);
+          for (int64_t j = 0; j < hs; ++j) y[j] *= go[j];
         } else if (cell == Cell::Rnn) {
           for (int64_t j = 0; j < hs; ++j) y[j] = act[0](clipf(x[j] + hb[j]));
         } else {

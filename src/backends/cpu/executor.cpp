@@ -11,7 +11,9 @@ namespace kestrel::backends::cpu {
 const Tensor* Scope::lookup(const std::string& name) const {
   for (const Scope* s = this; s; s = s->parent) {
     int id = s->graph->find(name);
-    if (id >= 0 && (*s->env)[size_t(id)].defined()) return &(*s->env)[size_t(id)];
+    if (id < 0) continue;
+    if ((*s->env)[size_t(id)].defined()) return &(*s->env)[size_t(id)];
+    if (auto it = s->graph->initializers.find(id); it != s->graph->initializers.end()) return &it->second;
   }
   return nullptr;
 }
@@ -20,6 +22,8 @@ Plan Plan::build(const ir::Graph& g) {
   Plan p;
   p.graph = &g;
   p.widened.resize(g.nodes.size());
+  p.constants.assign(g.values.size(), nullptr);
+  for (const auto& [v, t] : g.initializers) p.constants[size_t(v)] = &t;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     const ops::OpDef* d = ops::find_op(n.domain, n.op_type, n.opset);
@@ -102,7 +106,9 @@ class CpuKernelContext : public ops::KernelContext {
   const Tensor* input_ptr(int i) const {
     for (auto& [k, t] : overrides)
       if (k == i) return &t;
-    return &env_[size_t(node.inputs[size_t(i)])];
+    const int v = node.inputs[size_t(i)];
+    const Tensor& t = env_[size_t(v)];
+    return t.defined() || !plan_.constants[size_t(v)] ? &t : plan_.constants[size_t(v)];
   }
   Tensor& slot(int i) {
     if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
@@ -129,7 +135,7 @@ void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope&
   DType half = DType::Undefined;
   if (!def->half_native) {
     for (const auto& [k, t] : plan.widened[i]) {
-      half = env[size_t(n.inputs[size_t(k)])].dtype();
+      half = plan.constants[size_t(n.inputs[size_t(k)])]->dtype();  // widened entries are initializers
       ctx.overrides.emplace_back(k, t);
     }
     for (int k = 0; k < ctx.num_inputs(); ++k) {
@@ -161,8 +167,7 @@ void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope&
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
                             const RunOptions& opts) {
   const ir::Graph& g = *plan.graph;
-  std::vector<Tensor> env(g.values.size());
-  for (auto& [v, t] : g.initializers) env[size_t(v)] = t;
+  std::vector<Tensor> env(g.values.size());  // initializers stay in plan.constants
   KESTREL_CHECK(inputs.size() == g.inputs.size(), "graph '", g.name, "' takes ", g.inputs.size(), " inputs, got ",
                 inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) env[size_t(g.inputs[i])] = inputs[i];
@@ -184,7 +189,10 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
     if (opts.on_node) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       NodeTiming t{&n, {}, ms};
-      for (int v : n.inputs) t.input_shapes.push_back(v >= 0 && env[size_t(v)].defined() ? env[size_t(v)].shape() : Shape{});
+      for (int v : n.inputs) {
+        const Tensor* in = v < 0 ? nullptr : env[size_t(v)].defined() ? &env[size_t(v)] : plan.constants[size_t(v)];
+        t.input_shapes.push_back(in ? in->shape() : Shape{});
+      }
       for (int v : n.outputs) t.output_shapes.push_back(v >= 0 && env[size_t(v)].defined() ? env[size_t(v)].shape() : Shape{});
       opts.on_node(opts.user, t);
     }
@@ -193,8 +201,9 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
 
   std::vector<Tensor> outs;
   for (int v : g.outputs) {
-    if (!env[size_t(v)].defined()) fail("graph output '", g.values[size_t(v)].name, "' was never computed");
-    outs.push_back(env[size_t(v)]);
+    if (env[size_t(v)].defined()) outs.push_back(env[size_t(v)]);
+    else if (plan.constants[size_t(v)]) outs.push_back(*plan.constants[size_t(v)]);
+    else fail("graph output '", g.values[size_t(v)].name, "' was never computed");
   }
   return outs;
 }

@@ -10,7 +10,8 @@
 
 namespace kestrel::backends::cpu {
 
-// A name -> tensor lookup chain for subgraphs reading outer-scope values.
+// A name -> tensor lookup chain for subgraphs reading outer-scope values
+// (a graph's initializers are found in the graph itself, not in env).
 struct Scope {
   const ir::Graph* graph = nullptr;
   const std::vector<Tensor>* env = nullptr;
@@ -24,6 +25,10 @@ struct Scope {
 struct Plan {
   const ir::Graph* graph = nullptr;
   std::vector<const ops::OpDef*> kernels;
+  // value id -> the graph's initializer, or null. Kernels read initializers
+  // in place: copying each into the run's values costs an allocation apiece
+  // per run, which is much of a small model's time (Silero VAD's If branches).
+  std::vector<const Tensor*> constants;
   std::vector<std::vector<int>> release_after;  // node index -> values to free after it
   // node index -> values of this graph its subgraphs read (If, Loop), found
   // once here: walking the bodies on every run costs more than small models do
@@ -36,8 +41,9 @@ struct Plan {
   const Plan& subgraph(const ir::Graph& g) const;  // throws if g is not a subgraph of this plan
 };
 
-// Runs node i of the plan's graph with its inputs in env (the Vulkan backend
-// uses this for the nodes it leaves on the CPU).
+// Runs node i of the plan's graph with its inputs in env, or among the
+// plan's constants where env has no value (the Vulkan backend uses this for
+// the nodes it leaves on the CPU).
 void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts);
 
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,

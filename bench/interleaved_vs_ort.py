@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Kestrel and ONNX Runtime's CPU EP in one process, run in alternation, for
+each real model: the fair comparison where one run takes a tenth of a
+millisecond and the host's state (which cores, which clocks) moves a whole
+process's timings by up to 2x. Both engines are called from Python the same
+way (Kestrel through python/kestrel.py over its C API, ONNX Runtime through an
+IO binding); each call's time includes reading the outputs back into numpy.
+
+Each round times a block of runs of every engine, in an order that alternates
+between rounds; a round's ratio is ONNX Runtime's median over Kestrel's (above
+1: Kestrel is faster), against ONNX Runtime's fastest thread count.
+
+  KESTREL_LIB=build/libkestrel.so python3 bench/interleaved_vs_ort.py --kestrel build/kestrel \
+      --models models [--only silero] [--backend vulkan] [--threads 16] [--ort-threads 1,16] \
+      [--rounds 30] [--block 100] [--cpus 0-15]
+"""
+import argparse
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+from bench_models import each_model, output_agreement
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import kestrel  # noqa: E402
+
+
+def parse_args():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kestrel", required=True, help="the kestrel CLI (prepares the inputs)")
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--only", default="", help="run the models whose name contains this")
+    ap.add_argument("--backend", default="vulkan")
+    ap.add_argument("--precision", default="fp32")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="Kestrel's CPU threads")
+    ap.add_argument("--ort-threads", default=f"1,{os.cpu_count()}", help="ONNX Runtime intra-op thread counts")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--block", type=int, default=100, help="runs of each engine per round")
+    ap.add_argument("--cpus", default="", help="pin the process to these cores, e.g. 0-15")
+    ap.add_argument("--runs", type=int, default=0, help="(unused; each_model reads it)")
+    return ap.parse_args()
+
+
+def parse_cpus(text):
+    cpus = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def ort_runner(model, feeds, threads):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
+    io = s.io_binding()
+    for name, value in feeds.items():
+        io.bind_cpu_input(name, value)
+    for o in s.get_outputs():
+        io.bind_output(o.name, "cpu")
+
+    def run():
+        s.run_with_iobinding(io)
+        return io.copy_outputs_to_cpu()
+
+    return run
+
+
+def block_ms(run, n):
+    """Median wall time of n calls, in ms."""
+    t = np.empty(n)
+    for i in range(n):
+        t0 = time.perf_counter_ns()
+        run()
+        t[i] = time.perf_counter_ns() - t0
+    return float(np.median(t)) / 1e6
+
+
+def main():
+    a = parse_args()
+    if a.cpus:
+        os.sched_setaffinity(0, parse_cpus(a.cpus))
+    ort_threads = [int(t) for t in a.ort_threads.split(",")]
+    a.runs = a.block
+    rows = []
+    for name, model, _, feeds, _ in each_model(a, isnet_runs=a.block):
+        if a.only not in name:
+            continue
+        ks = kestrel.Session(model, backend=a.backend, precision=a.precision, threads=a.threads)
+        engines = {"kestrel": ks.prepare(feeds)}
+        for t in ort_threads:
+            engines[f"ort{t}"] = ort_runner(model, feeds, t)
+        for run in engines.values():  # warm-up (Kestrel's first run of a shape also checks fused claims)
+            for _ in range(5):
+                run()
+        ref = engines[f"ort{ort_threads[0]}"]()
+        agree = [output_agreement(k, r) for k, r in zip(engines["kestrel"](), ref)]
+        medians = {e: [] for e in engines}
+        order = list(engines)
+        for r in range(a.rounds):
+            for e in (order if r % 2 == 0 else order[::-1]):
+                medians[e].append(block_ms(engines[e], a.block))
+        overall = {e: float(np.median(m)) for e, m in medians.items()}
+        best = min((e for e in engines if e != "kestrel"), key=lambda e: overall[e])
+        ratios = np.array(medians[best]) / np.array(medians["kestrel"])
+        rows.append((name, ks.backend.split(":")[0], overall, best, ratios, agree))
+        print(f"{name}: kestrel {overall['kestrel']:.4f} ms, "
+              + ", ".join(f"{e} {overall[e]:.4f} ms" for e in engines if e != "kestrel")
+              + f"; per-round ORT/Kestrel min {ratios.min():.2f} median {np.median(ratios):.2f} max {ratios.max():.2f}",
+              flush=True)
+        ks.close()
+
+    cpus = sorted(os.sched_getaffinity(0))
+    print(f"\nhost: {platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, process on "
+          f"{len(cpus)} ({cpus[0]}-{cpus[-1]}); Kestrel --backend {a.backend} --precision {a.precision} "
+          f"--threads {a.threads}; onnxruntime {ort.__version__} CPU EP at {a.ort_threads} intra-op threads; "
+          f"{a.rounds} rounds of {a.block} runs per engine, order alternating")
+    print("| model | Kestrel session | Kestrel (ms) | ORT fastest (ms) | ORT threads | ORT / Kestrel (medians) "
+          "| per-round ratio min / median / max | rounds Kestrel faster | cosine, max abs / range |")
+    print("|---|---|---:|---:|---:|---:|---|---:|---|")
+    for name, backend, overall, best, ratios, agree in rows:
+        cos = min(c for c, _ in agree)
+        err = max(e for _, e in agree)
+        print(f"| {name} | {backend} | {overall['kestrel']:.4f} | {overall[best]:.4f} | {best[3:]} | "
+              f"{overall[best] / overall['kestrel']:.2f}x | {ratios.min():.2f} / {np.median(ratios):.2f} / "
+              f"{ratios.max():.2f} | {int((ratios > 1).sum())}/{len(ratios)} | {cos:.7f}, {err:.1e} |")
+
+
+if __name__ == "__main__":
+    main()

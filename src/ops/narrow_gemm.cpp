@@ -1,0 +1,56 @@
+// Narrow products: lays out the narrow operand contiguous in K, then runs the
+// kernel for the CPU's instruction set.
+#include "ops/narrow_gemm.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace kestrel::ops {
+
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+NarrowIsa narrow_isa() {
+  static const NarrowIsa isa = [] {
+    const char* forced = std::getenv("KESTREL_CPU_ISA");
+    if (forced && std::strcmp(forced, "avx2") == 0) return NarrowIsa::Avx2;
+    return cpu_has_avx512() ? NarrowIsa::Avx512 : NarrowIsa::Avx2;
+  }();
+  return isa;
+}
+
+bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
+                 float* C, int64_t ldc, NarrowIsa isa) {
+  if (K < 8) return false;
+  auto* narrow = isa == NarrowIsa::Avx512 ? narrow_avx512::narrow : narrow_avx2::narrow;
+  static thread_local std::vector<float> v;
+  if (!tb && N <= 8) {  // B's N columns, gathered contiguous in K
+    v.resize(size_t(N * K));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) v[size_t(n * K + k)] = B[k * ldb + n];
+    narrow(N, M, K, A, lda, v.data(), C, ldc, 1);
+    return true;
+  }
+  // The narrow side's rows, K apart (gathered into v when they are not).
+  auto packed = [&](const float* p, int64_t rows, int64_t ld) {
+    if (ld == K) return p;
+    v.resize(size_t(rows * K));
+    for (int64_t i = 0; i < rows; ++i) std::copy(p + i * ld, p + i * ld + K, v.begin() + i * K);
+    return static_cast<const float*>(v.data());
+  };
+  if (tb && N <= 8) {  // B's N rows against A's rows (a convolution's windows from im2row)
+    narrow(N, M, K, A, lda, packed(B, N, ldb), C, ldc, 1);
+    return true;
+  }
+  if (tb && M <= 8) {  // A's M rows against B's N rows: C[i, j] = A[i] . B[j]
+    narrow(M, N, K, B, ldb, packed(A, M, lda), C, 1, ldc);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace kestrel::ops
