@@ -419,20 +419,23 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
     const ir::Node& n = g_.nodes[i];
     auto t0 = std::chrono::steady_clock::now();
     bool on_gpu = false;
-    std::string reason = cpu_reason_[i];
+    static const std::string kSmallHost = "small tensors already on the host";
+    const std::string* reason = &cpu_reason_[i];
+    std::string refused;  // an Unsupported's reason
     if (gpu_def_[i]) {
       // Shape arithmetic on small host tensors stays on the host.
       bool small_host = keep_small_host_work_;
       for (int v : n.inputs)
         if (v >= 0 && (st.gpu[size_t(v)] || st.host[size_t(v)].numel() > kSmallHostElements)) small_host = false;
       if (small_host) {
-        reason = "small tensors already on the host";
+        reason = &kSmallHost;
       } else {
         try {
           st.run_gpu(i, *gpu_def_[i]);
           on_gpu = true;
         } catch (const Unsupported& u) {
-          reason = u.reason;
+          refused = u.reason;
+          reason = &refused;
         }
       }
     }
@@ -448,7 +451,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
       st.report.gpu_flops += flops;
     } else {
       st.report.cpu_nodes++;
-      st.report.cpu_reasons[reason]++;
+      st.report.cpu_reasons[*reason]++;
     }
     if (timed) {
       if (on_gpu) res->rec.flush();
@@ -463,7 +466,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
             if (v >= 0) outs += value_range(st.host[size_t(v)]);
         }
         std::fprintf(stderr, "[kestrel trace] %4zu %-22s %-4s %9.3f ms  in %s -> %s%s%s\n", i, n.op_type.c_str(),
-                     on_gpu ? "gpu" : "cpu", ms, ins.c_str(), outs.c_str(), on_gpu ? "" : "  (", on_gpu ? "" : (reason + ")").c_str());
+                     on_gpu ? "gpu" : "cpu", ms, ins.c_str(), outs.c_str(), on_gpu ? "" : "  (", on_gpu ? "" : (*reason + ")").c_str());
       }
       if (opts.on_node) opts.on_node(opts.user, backends::NodeTiming{&n, in_shapes, ms, out_shapes});
     }

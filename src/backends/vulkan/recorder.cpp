@@ -93,7 +93,10 @@ VkDescriptorSet Recorder::allocate_set(VkDescriptorSetLayout layout) {
     da.pSetLayouts = &layout;
     VkDescriptorSet set;
     VkResult r = vkAllocateDescriptorSets(ctx_.device(), &da, &set);
-    if (r == VK_SUCCESS) return set;
+    if (r == VK_SUCCESS) {
+      sets_used_ = true;
+      return set;
+    }
     if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL)
       fail("Vulkan: vkAllocateDescriptorSets failed (VkResult ", int(r), ")");
   }
@@ -179,11 +182,13 @@ void Recorder::flush() {
 
 void Recorder::reset() {
   flush();
-  // A run that left everything on the CPU recorded nothing: no pool to reset.
+  // A run that left everything on the CPU recorded nothing: no pool to reset
+  // (driver calls that cost a small model's run several microseconds).
   if (cmds_used_ > 0) vkResetCommandPool(ctx_.device(), pool_, 0);
-  for (size_t i = 0; i < descriptor_pools_.size() && i <= pool_in_use_; ++i)
+  for (size_t i = 0; sets_used_ && i < descriptor_pools_.size() && i <= pool_in_use_; ++i)
     vkResetDescriptorPool(ctx_.device(), descriptor_pools_[i], 0);
   pool_in_use_ = 0;
+  sets_used_ = false;
   cmds_used_ = 0;
   dispatches_ = barriers_ = submits_ = 0;
   wait_ms_ = 0;

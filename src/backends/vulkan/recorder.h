@@ -61,6 +61,7 @@ class Recorder {
   size_t cmds_used_ = 0;
   std::vector<VkDescriptorPool> descriptor_pools_;
   size_t pool_in_use_ = 0;
+  bool sets_used_ = false;          // a set was allocated since the last reset
   std::vector<BufferRange> touched_;  // since the last barrier
   size_t dispatches_ = 0, barriers_ = 0, submits_ = 0;
   double wait_ms_ = 0;
