@@ -8,7 +8,8 @@ build/libkestrel.so beside this folder, then the loader's search path).
 
 For a loop over the same input arrays, s.prepare(feeds) returns a callable
 that skips rebuilding the C views on every call (the arrays are read anew on
-each call, so their contents may change between calls).
+each call, so their contents may change between calls). A session may run on
+several threads at once; a prepared callable, one thread at a time.
 """
 import ctypes
 import math
@@ -57,6 +58,7 @@ def _load_library():
         ("kestrel_session_run", P, [P, ctypes.c_size_t, ctypes.POINTER(S), ctypes.POINTER(_Tensor)]),
         ("kestrel_outputs_count", I32, [P]),
         ("kestrel_outputs_get", I32, [P, I32, ctypes.POINTER(_Tensor)]),
+        ("kestrel_outputs_get_all", I32, [P, ctypes.POINTER(_Tensor), I32]),
         ("kestrel_outputs_free", None, [P]),
     ]:
         f = getattr(lib, name)
@@ -113,26 +115,26 @@ class Session:
         tensors = (_Tensor * n)(*[_Tensor(_CODE_OF[a.dtype], a.ndim, s, a.ctypes.data)
                                   for a, s in zip(arrays.values(), shapes)])
         lib, handle = _library(), self._handle
+        run_c, get_all, free = lib.kestrel_session_run, lib.kestrel_outputs_get_all, lib.kestrel_outputs_free
+        capacity = len(self.outputs)
+        views = (_Tensor * max(capacity, 1))()
 
-        def run():
-            keep = (arrays, shapes)  # the C views point into these
-            out = lib.kestrel_session_run(handle, n, names, tensors)
+        def run(_keep=(arrays, shapes)):  # (the C views point into these)
+            out = run_c(handle, n, names, tensors)
             if not out:
                 raise _error()
             try:
                 results = []
-                t = _Tensor()
-                for i in range(lib.kestrel_outputs_count(out)):
-                    lib.kestrel_outputs_get(out, i, ctypes.byref(t))
+                for i in range(min(get_all(out, views, capacity), capacity)):
+                    t = views[i]
                     dtype = _NUMPY_DTYPE[t.dtype]
-                    nbytes = dtype.itemsize * math.prod(t.shape[:t.rank])
+                    shape = t.shape[:t.rank]
+                    nbytes = dtype.itemsize * math.prod(shape)
                     raw = (ctypes.c_char * nbytes).from_address(t.data) if nbytes else b""
-                    a = np.frombuffer(raw, dtype).reshape(t.shape[:t.rank]).copy()
-                    results.append(a)
+                    results.append(np.frombuffer(raw, dtype).reshape(shape).copy())  # (copied: Kestrel frees its own)
                 return results
             finally:
-                lib.kestrel_outputs_free(out)
-                del keep
+                free(out)
 
         return run
 

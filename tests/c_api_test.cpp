@@ -71,6 +71,18 @@ void expect_same_outputs(const char* backend) {
       ASSERT_EQ(Shape(t.shape, t.shape + t.rank), expected[i].shape()) << "output " << i;
       EXPECT_EQ(std::memcmp(t.data, expected[i].raw(), expected[i].nbytes()), 0) << "output " << i;
     }
+    kestrel_tensor all[4];  // every output in one call: the same views
+    ASSERT_EQ(kestrel_outputs_get_all(out, all, 4), int32_t(expected.size()));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      kestrel_tensor t;
+      ASSERT_EQ(kestrel_outputs_get(out, int32_t(i), &t), 0);
+      EXPECT_EQ(all[i].data, t.data);
+      EXPECT_EQ(all[i].shape, t.shape);
+      EXPECT_EQ(all[i].rank, t.rank);
+      EXPECT_EQ(all[i].dtype, t.dtype);
+    }
+    EXPECT_EQ(kestrel_outputs_get_all(out, all, 1), int32_t(expected.size()));  // capacity 1: fills one
+    EXPECT_EQ(kestrel_outputs_get_all(nullptr, all, 4), -1);
     kestrel_outputs_free(out);
   }
   kestrel_session_free(s);

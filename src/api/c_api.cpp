@@ -55,6 +55,10 @@ kestrel::Tensor copy_input(const char* name, const kestrel_tensor& t) {
   return tensor;
 }
 
+kestrel_tensor view_of(const kestrel::Tensor& t) {
+  return {int32_t(t.dtype()), int32_t(t.rank()), t.shape().data(), t.raw()};
+}
+
 }  // namespace
 
 extern "C" {
@@ -123,12 +127,17 @@ int32_t kestrel_outputs_get(const kestrel_outputs* o, int32_t i, kestrel_tensor*
     last_error = "kestrel_outputs_get: no output " + std::to_string(i);
     return 1;
   }
-  const kestrel::Tensor& t = o->tensors[size_t(i)];
-  out->dtype = int32_t(t.dtype());
-  out->rank = int32_t(t.rank());
-  out->shape = t.shape().data();
-  out->data = t.raw();
+  *out = view_of(o->tensors[size_t(i)]);
   return 0;
+}
+
+int32_t kestrel_outputs_get_all(const kestrel_outputs* o, kestrel_tensor* views, int32_t capacity) {
+  if (!o || (!views && capacity > 0)) {
+    last_error = "kestrel_outputs_get_all: outputs or views is NULL";
+    return -1;
+  }
+  for (size_t i = 0; i < o->tensors.size() && int64_t(i) < capacity; ++i) views[i] = view_of(o->tensors[i]);
+  return int32_t(o->tensors.size());
 }
 
 void kestrel_outputs_free(kestrel_outputs* o) { delete o; }

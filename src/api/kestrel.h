@@ -82,6 +82,10 @@ int32_t kestrel_outputs_count(const kestrel_outputs* outputs);
 /* Fills *out with output `index`, whose shape and data stay valid until
  * kestrel_outputs_free. Nonzero on a bad index. */
 int32_t kestrel_outputs_get(const kestrel_outputs* outputs, int32_t index, kestrel_tensor* out);
+/* Fills views[0 .. min(count, capacity)) with every output at once (one
+ * call from an FFI instead of one per output); returns the output count, or
+ * -1 on a NULL argument. */
+int32_t kestrel_outputs_get_all(const kestrel_outputs* outputs, kestrel_tensor* views, int32_t capacity);
 void kestrel_outputs_free(kestrel_outputs* outputs);
 
 #ifdef __cplusplus

@@ -2,6 +2,7 @@
 // resolves names the bodies read from enclosing scopes. Values pass through
 // untouched, so both are half_native.
 #include <cstring>
+#include <type_traits>
 
 #include "ops/movement.h"
 
@@ -16,7 +17,12 @@ const ir::Graph& graph_attr(const KernelContext& ctx, const char* name) {
 
 bool read_cond(const KernelContext& ctx, const Tensor& t, const char* what) {
   if (t.numel() != 1) ctx.fail(what, " must hold one value, got ", shape_str(t.shape()));
-  return t.to_f32()[0] != 0;
+  bool nonzero = false;  // (read in place: an If runs per inference, often nested)
+  dispatch_numeric(t.dtype(), what, [&](auto* tag) {
+    using T = std::remove_pointer_t<decltype(tag)>;
+    nonzero = t.data<T>()[0] != T(0);
+  });
+  return nonzero;
 }
 
 void run_if(KernelContext& ctx) {

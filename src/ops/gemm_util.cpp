@@ -166,26 +166,24 @@ void im2row(const WindowGeom& g, const float* x, int64_t channels, int64_t o0, i
   const Window2D v(g);
   const int64_t K = channels * v.KH * v.KW, plane = v.H * v.W;
   for (int64_t o = o0; o < o1; ++o) {
-    const int64_t oh = o / v.OW, ow = o % v.OW;
-    // The kernel columns whose input column is inside the row: [lo, hi).
-    const int64_t iw0 = ow * v.SW - v.PW;
-    const int64_t lo = iw0 >= 0 ? 0 : std::min(v.KW, (-iw0 + v.DW - 1) / v.DW);
-    const int64_t hi = std::max(lo, iw0 >= v.W ? 0 : std::min(v.KW, (v.W - iw0 + v.DW - 1) / v.DW));
+    const int64_t oh = o / v.OW, ow = o % v.OW, iw0 = ow * v.SW - v.PW;
     float* r = rows + (o - o0) * K;
     for (int64_t c = 0; c < channels; ++c)
       for (int64_t kh = 0; kh < v.KH; ++kh, r += v.KW) {
         const int64_t ih = oh * v.SH - v.PH + kh * v.DH;
-        if (ih < 0 || ih >= v.H) {
-          std::fill_n(r, v.KW, 0.f);
+        const bool row_inside = ih >= 0 && ih < v.H;
+        const float* in = x + c * plane + (row_inside ? ih : 0) * v.W;
+        if (v.DW == 1 && v.KW >= 16 && row_inside && iw0 >= 0 && iw0 + v.KW <= v.W) {  // one long run
+          std::copy(in + iw0, in + iw0 + v.KW, r);
           continue;
         }
-        const float* in = x + c * plane + ih * v.W;
-        std::fill_n(r, lo, 0.f);
-        if (v.DW == 1 && hi - lo >= 16)  // (a call to memmove per short run costs more than it copies)
-          std::copy(in + iw0 + lo, in + iw0 + hi, r + lo);
-        else
-          for (int64_t kw = lo; kw < hi; ++kw) r[kw] = in[iw0 + kw * v.DW];
-        std::fill(r + hi, r + v.KW, 0.f);
+        // Branch-free: most windows are a few taps (a call or a branch per
+        // tap costs more than the copy); padding reads as 0.
+        for (int64_t kw = 0; kw < v.KW; ++kw) {
+          const int64_t iw = iw0 + kw * v.DW;
+          const bool inside = row_inside && iw >= 0 && iw < v.W;
+          r[kw] = inside ? in[inside ? iw : 0] : 0.f;
+        }
       }
   }
 }

@@ -140,10 +140,11 @@ void run_cell(KernelContext& ctx, Cell cell) {
     const Tensor& t = ctx.input(i);
     Shape want = layout ? Shape{batch, dirs, hs} : Shape{dirs, batch, hs};
     if (t.shape() != want) ctx.fail(what, " has shape ", shape_str(t.shape()), "; expected ", shape_str(want));
-    std::vector<float> v = t.to_f32();
+    std::vector<float> widened;
+    const float* v = t.dtype() == DType::Float32 ? t.data<float>() : (widened = t.to_f32()).data();
     for (int64_t d = 0; d < dirs; ++d)
       for (int64_t b = 0; b < batch; ++b)
-        std::memcpy(&s[size_t((d * batch + b) * hs)], &v[size_t(layout ? (b * dirs + d) * hs : (d * batch + b) * hs)],
+        std::memcpy(&s[size_t((d * batch + b) * hs)], v + (layout ? (b * dirs + d) * hs : (d * batch + b) * hs),
                     size_t(hs) * 4);
     return s;
   };
