@@ -8,17 +8,22 @@
 
 namespace kestrel::backends::cpu {
 
+const Tensor* Scope::value(int id) const {
+  if ((*env)[size_t(id)].defined()) return &(*env)[size_t(id)];
+  auto it = graph->initializers.find(id);
+  return it != graph->initializers.end() ? &it->second : nullptr;
+}
+
 const Tensor* Scope::lookup(const std::string& name) const {
   for (const Scope* s = this; s; s = s->parent) {
     int id = s->graph->find(name);
     if (id < 0) continue;
-    if ((*s->env)[size_t(id)].defined()) return &(*s->env)[size_t(id)];
-    if (auto it = s->graph->initializers.find(id); it != s->graph->initializers.end()) return &it->second;
+    if (const Tensor* t = s->value(id)) return t;
   }
   return nullptr;
 }
 
-Plan Plan::build(const ir::Graph& g) {
+Plan Plan::build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclosing) {
   Plan p;
   p.graph = &g;
   p.widened.resize(g.nodes.size());
@@ -34,8 +39,17 @@ Plan Plan::build(const ir::Graph& g) {
       if (it != g.initializers.end() && dtype_is_half(it->second.dtype()))
         p.widened[i].emplace_back(int(k), it->second.cast(DType::Float32));
     }
+    std::vector<const ir::Graph*> inner = enclosing;
+    inner.push_back(&g);
     for (const auto& [name, a] : n.attrs)
-      if (a.g && !p.subgraphs.count(a.g.get())) p.subgraphs[a.g.get()] = std::make_unique<Plan>(build(*a.g));
+      if (a.g && !p.subgraphs.count(a.g.get())) p.subgraphs[a.g.get()] = std::make_unique<Plan>(build(*a.g, inner));
+  }
+  for (int v : g.outer_refs) {
+    const std::string& name = g.values[size_t(v)].name;
+    std::pair<int, int> slot{0, -1};
+    for (size_t up = 1; up <= enclosing.size() && slot.second < 0; ++up)
+      if (int id = enclosing[enclosing.size() - up]->find(name); id >= 0) slot = {int(up), id};
+    p.outer_slots.push_back(slot);
   }
   // A value dies after its last reader, unless it is a graph output or an
   // initializer (initializers are shared with the graph, never freed here).
@@ -175,8 +189,17 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
   // Libraries that thread with OpenMP (oneDNN's GEMM) take their thread count
   // from the calling thread's default; make it this run's.
   omp_set_num_threads(std::max(1, opts.threads));
-  for (int v : g.outer_refs) {
-    const Tensor* t = outer ? outer->lookup(g.values[size_t(v)].name) : nullptr;
+  for (size_t k = 0; k < g.outer_refs.size(); ++k) {
+    const int v = g.outer_refs[k];
+    // The slot found at plan time; by name where the scopes are not the
+    // plan's (a caller's own chain) or the slot holds no value yet.
+    const Tensor* t = nullptr;
+    const auto [up, id] = k < plan.outer_slots.size() ? plan.outer_slots[k] : std::pair<int, int>{0, -1};
+    const Scope* s = outer;
+    for (int d = 1; s && d < up; ++d) s = s->parent;
+    if (s && id >= 0 && id < int(s->graph->values.size()) && s->graph->values[size_t(id)].name == g.values[size_t(v)].name)
+      t = s->value(id);
+    if (!t && outer) t = outer->lookup(g.values[size_t(v)].name);
     KESTREL_CHECK(t, "subgraph '", g.name, "' reads '", g.values[size_t(v)].name, "', which no enclosing scope defines");
     env[size_t(v)] = *t;
   }

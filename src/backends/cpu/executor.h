@@ -17,6 +17,8 @@ struct Scope {
   const std::vector<Tensor>* env = nullptr;
   const Scope* parent = nullptr;
   const Tensor* lookup(const std::string& name) const;
+  // Value `id` of this scope's graph: its env entry, else its initializer.
+  const Tensor* value(int id) const;
 };
 
 // The per-graph facts the executor needs, worked out once at compile time:
@@ -36,8 +38,13 @@ struct Plan {
   // node index -> (input index, widened initializer) for non-half-native kernels
   std::vector<std::vector<std::pair<int, Tensor>>> widened;
   std::map<const ir::Graph*, std::unique_ptr<Plan>> subgraphs;  // If/Loop/Scan bodies, at any depth
+  // Per outer reference (g.outer_refs): how many scopes up the nearest
+  // enclosing graph with that name is, and the value's id there (0, -1 when
+  // none has it), found once here rather than by name on every run.
+  std::vector<std::pair<int, int>> outer_slots;
 
-  static Plan build(const ir::Graph& g);
+  // `enclosing`: the graphs around g, innermost last (empty for a model's graph).
+  static Plan build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclosing = {});
   const Plan& subgraph(const ir::Graph& g) const;  // throws if g is not a subgraph of this plan
 };
 
