@@ -286,3 +286,35 @@ TEST(VulkanBackend, OutOfRangeGatherIndexIsAnErrorNamingTheNode) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("index 7 is out of range"));
   }
 }
+
+namespace {
+
+// A graph the placement walk leaves wholly on the CPU (four elements: small
+// host tensors) runs again through the CPU executor directly: each repeat
+// gives the CPU backend's result to the bit, and the report still says where
+// the nodes ran. A graph with GPU nodes keeps the walk on every run.
+TEST(VulkanBackend, AllCpuGraphRepeatsThroughTheCpuExecutor) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  auto gpu = vulkan_session(chain_model(4));
+  SessionOptions co;
+  co.backend = "cpu";
+  auto cpu = Session::load_bytes(chain_model(4).data(), chain_model(4).size(), co);
+  for (int run = 0; run < 3; ++run) {
+    Tensor x = Tensor::from_f32({1, 4}, {-1.5f + run, 0.25f * run, 2.f, -0.125f});
+    auto ours = gpu->run({{"x", x}});
+    auto ref = cpu->run({{"x", x}});
+    ASSERT_EQ(ours.size(), ref.size());
+    for (size_t i = 0; i < ours.size(); ++i) EXPECT_TRUE(ours[i].same_as(ref[i])) << "run " << run << " output " << i;
+    auto p = gpu->placement();
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->gpu_nodes, 0) << "run " << run;
+    EXPECT_EQ(p->cpu_nodes, 5) << "run " << run;
+  }
+  auto big = vulkan_session(chain_model(10000));
+  for (int run = 0; run < 2; ++run) {
+    big->run({{"x", ramp(10000)}});
+    EXPECT_EQ(big->placement()->gpu_nodes, 5) << "run " << run;
+  }
+}
+
+}  // namespace

@@ -390,6 +390,25 @@ std::optional<backends::PlacementReport> VulkanCompiled::placement() const {
 std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const {
   KESTREL_CHECK(inputs.size() == g_.inputs.size(), "graph '", g_.name, "' takes ", g_.inputs.size(), " inputs, got ",
                 inputs.size());
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(t.shape());
+  if (!opts.on_node && trace_level() == 0) {
+    bool same = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      same = all_cpu_shapes_ && *all_cpu_shapes_ == shapes;
+    }
+    if (same) {
+      // (Any node the placement walk would now put on the GPU, say after a
+      // data-dependent size grew, runs on the CPU reference instead: the
+      // same result.)
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (last_) last_->cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return outs;
+    }
+  }
   std::unique_ptr<RunResources> res = acquire();
   struct Return {
     const VulkanCompiled& c;
@@ -489,6 +508,8 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_ = st.report;
+    if (st.report.gpu_nodes == 0) all_cpu_shapes_ = std::move(shapes);
+    else all_cpu_shapes_.reset();
   }
   return outs;
 }

@@ -46,6 +46,11 @@ class VulkanCompiled : public backends::CompiledGraph {
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<RunResources>> idle_;
   mutable std::optional<backends::PlacementReport> last_;
+  // Input shapes of the latest run when it left every node on the CPU (a
+  // graph of control flow and small tensors, such as Silero VAD's): the next
+  // run with the same shapes goes straight to the CPU executor, without
+  // device resources or the per-node placement walk.
+  mutable std::optional<std::vector<Shape>> all_cpu_shapes_;
 };
 
 // The reason node n cannot go to the GPU at all ("" when it can).
