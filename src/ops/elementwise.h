@@ -9,13 +9,8 @@
 // "vector op vector", "vector op scalar" or "scalar op vector" -- the shapes
 // of CNN feature maps with per-channel or scalar operands all land there.
 #pragma once
-// Kestrel never reads floating-point exception flags, so the files doing
-// elementwise math may assume comparisons do not trap: without this GCC will
-// not turn clamps like min(max(x, 0), 1) into vector selects. Include this
-// header first so the whole file is compiled the same way.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("no-trapping-math")
-#endif
+// (The library is built with -fno-trapping-math, see CMakeLists.txt: without
+// it GCC will not turn clamps like min(max(x, 0), 1) into vector selects.)
 #include <array>
 #include <bit>
 #include <cmath>
