@@ -2,7 +2,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <unordered_map>
+#include <vector>
 #include <mutex>
 #include <string>
 
@@ -28,15 +29,16 @@ class Pool {
     if (env) cap_ = size_t(std::strtoull(env, nullptr, 10)) << 20;
   }
   ~Pool() {
-    for (auto& [size, p] : idle_) std::free(p);
+    for (auto& [size, stack] : idle_)
+      for (uint8_t* p : stack) std::free(p);
   }
   uint8_t* take(size_t cls) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = idle_.find(cls);
-      if (it != idle_.end()) {
-        uint8_t* p = it->second;
-        idle_.erase(it);
+      if (it != idle_.end() && !it->second.empty()) {
+        uint8_t* p = it->second.back();
+        it->second.pop_back();
         idle_bytes_ -= cls;
         return p;
       }
@@ -49,7 +51,7 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (idle_bytes_ + cls <= cap_) {
-        idle_.emplace(cls, p);
+        idle_[cls].push_back(p);
         idle_bytes_ += cls;
         return;
       }
@@ -63,7 +65,9 @@ class Pool {
 
  private:
   std::mutex mu_;
-  std::multimap<size_t, uint8_t*> idle_;
+  // Size class -> idle buffers (stacks: after warm-up a run allocates no
+  // bookkeeping of its own, unlike a multimap's node per buffer).
+  std::unordered_map<size_t, std::vector<uint8_t*>> idle_;
   size_t idle_bytes_ = 0;
   size_t cap_ = size_t(4096) << 20;
 };

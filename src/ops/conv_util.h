@@ -51,15 +51,24 @@ inline WindowGeom window_geom(const KernelContext& ctx, const std::vector<int64_
   g.kernel = kernel;
   size_t nd = in.size();
   if (kernel.size() != nd) ctx.fail("kernel_shape has ", kernel.size(), " dims but the input has ", nd, " spatial dims");
-  g.stride = n.attr_ints("strides", std::vector<int64_t>(nd, 1));
-  g.dil = n.attr_ints("dilations", std::vector<int64_t>(nd, 1));
-  std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  // (Read in place: this runs for every convolution and pool of every run.)
+  const ir::Attribute* a_stride = n.attr("strides");
+  const ir::Attribute* a_dil = n.attr("dilations");
+  const ir::Attribute* a_pads = n.attr("pads");
+  if (a_stride) g.stride = a_stride->ints; else g.stride.assign(nd, 1);
+  if (a_dil) g.dil = a_dil->ints; else g.dil.assign(nd, 1);
   if (g.stride.size() != nd) ctx.fail("strides has ", g.stride.size(), " values, expected ", nd);
   if (g.dil.size() != nd) ctx.fail("dilations has ", g.dil.size(), " values, expected ", nd);
-  if (pads.size() != 2 * nd) ctx.fail("pads has ", pads.size(), " values, expected ", 2 * nd);
-  std::string auto_pad = n.attr_s("auto_pad", "NOTSET");
-  g.pad_begin.assign(pads.begin(), pads.begin() + long(nd));
-  g.pad_end.assign(pads.begin() + long(nd), pads.end());
+  if (a_pads && a_pads->ints.size() != 2 * nd) ctx.fail("pads has ", a_pads->ints.size(), " values, expected ", 2 * nd);
+  const ir::Attribute* a_auto = n.attr("auto_pad");
+  const std::string auto_pad = a_auto ? a_auto->s : "NOTSET";
+  if (a_pads) {
+    g.pad_begin.assign(a_pads->ints.begin(), a_pads->ints.begin() + long(nd));
+    g.pad_end.assign(a_pads->ints.begin() + long(nd), a_pads->ints.end());
+  } else {
+    g.pad_begin.assign(nd, 0);
+    g.pad_end.assign(nd, 0);
+  }
   g.out.resize(nd);
   for (size_t i = 0; i < nd; ++i) {
     if (g.stride[i] < 1) ctx.fail("strides must be positive, got ", g.stride[i]);
