@@ -7,8 +7,9 @@ build/libkestrel.so beside this folder, then the loader's search path).
     outputs = s.run({"images": pixels})        # numpy arrays, model order
 
 For a loop over the same input arrays, s.prepare(feeds) returns a callable
-that skips rebuilding the C views on every call (the arrays are read anew on
-each call, so their contents may change between calls). A session may run on
+that skips rebuilding the C views on every call. Arrays that are already
+C-contiguous are read anew on each call (their contents may change between
+calls); others are copied once, when prepared. A session may run on
 several threads at once; a prepared callable, one thread at a time.
 """
 import ctypes
@@ -40,11 +41,11 @@ class _Options(ctypes.Structure):
 
 def _load_library():
     here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.environ.get("KESTREL_LIB"), os.path.join(here, "..", "build", "libkestrel.so"), "libkestrel.so"]
-    for c in candidates:
-        if c and (c == "libkestrel.so" or os.path.exists(c)):
-            lib = ctypes.CDLL(c)
-            break
+    forced = os.environ.get("KESTREL_LIB")
+    if forced and not os.path.exists(forced):
+        raise KestrelError(f"KESTREL_LIB is {forced}, which does not exist")
+    built = os.path.join(here, "..", "build", "libkestrel.so")
+    lib = ctypes.CDLL(forced or (built if os.path.exists(built) else "libkestrel.so"))
     P, I32, S = ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p
     for name, res, args in [
         ("kestrel_last_error", S, []),

@@ -57,4 +57,11 @@ expect_error(lambda: s.run({**feeds, "input": feeds["input"].astype(np.float64)}
 expect_error(lambda: s.run({"input": feeds["input"]}), "missing input 'state'")
 expect_error(lambda: s.run({**feeds, "input": np.array(["a"])}), "numpy dtype <U1 has no Kestrel element type")
 s.close()
+
+# A KESTREL_LIB that does not exist is named, not silently replaced by another library.
+check = subprocess.run([sys.executable, "-c", "import kestrel; kestrel.Session('x.onnx')"],
+                       env={**os.environ, "KESTREL_LIB": "/nonexistent/libkestrel.so",
+                            "PYTHONPATH": os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python")},
+                       capture_output=True, text=True)
+assert check.returncode != 0 and "KESTREL_LIB is /nonexistent/libkestrel.so" in check.stderr, check.stderr
 print("python binding: pass")
