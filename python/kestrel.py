@@ -120,7 +120,7 @@ class Session:
         capacity = len(self.outputs)
         views = (_Tensor * max(capacity, 1))()
 
-        def run(_keep=(arrays, shapes)):  # (the C views point into these)
+        def run(_keep=(arrays, shapes, self)):  # (the C views point into these; the session outlives the callable)
             out = run_c(handle, n, names, tensors)
             if not out:
                 raise _error()

@@ -1,6 +1,7 @@
 """The Python binding (python/kestrel.py) against the C++ CLI on a real model:
 the same outputs to the bit as `kestrel run`, and errors raised with Kestrel's
 message.   python3 tests/python_binding_test.py BUILD_DIR MODELS_DIR"""
+import gc
 import os
 import subprocess
 import sys
@@ -26,6 +27,10 @@ assert s.backend == "cpu", s.backend
 ours = s.run(feeds)
 again = s.prepare(feeds)
 assert all(np.array_equal(a, b) for a, b in zip(ours, again())), "a prepared run differs from run()"
+# A prepared callable keeps its session alive after the caller drops the Session.
+orphan = kestrel.Session(model, backend="cpu", threads=1).prepare(feeds)
+gc.collect()
+assert all(np.array_equal(a, b) for a, b in zip(ours, orphan())), "a prepared run outliving its Session differs"
 
 with tempfile.TemporaryDirectory() as d:
     flags = []
