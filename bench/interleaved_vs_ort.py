@@ -41,7 +41,6 @@ def parse_args():
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--block", type=int, default=100, help="runs of each engine per round")
     ap.add_argument("--cpus", default="", help="pin the process to these cores, e.g. 0-15")
-    ap.add_argument("--runs", type=int, default=0, help="(unused; each_model reads it)")
     return ap.parse_args()
 
 
@@ -86,7 +85,7 @@ def main():
     if a.cpus:
         os.sched_setaffinity(0, parse_cpus(a.cpus))
     ort_threads = [int(t) for t in a.ort_threads.split(",")]
-    a.runs = a.block
+    a.runs = a.block  # (each_model reads it)
     rows = []
     for name, model, _, feeds, _ in each_model(a, isnet_runs=a.block):
         if a.only not in name:
@@ -128,6 +127,7 @@ def main():
         print(f"| {name} | {backend} | {k_ms:.4f} | {o_ms:.4f} | {best[3:]} | {o_ms / k_ms:.2f}x | "
               f"{ratios.min():.2f} / {np.median(ratios):.2f} / {ratios.max():.2f} | {int((ratios > 1).sum())}/{len(ratios)} "
               f"| {cos:.7f}, {err:.1e} |")
+
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,6 @@
 
 struct kestrel_session {
   std::unique_ptr<kestrel::Session> session;
-  std::string backend;
 };
 
 struct kestrel_outputs {
@@ -76,7 +75,6 @@ kestrel_session* kestrel_session_load(const char* path, const kestrel_options* o
     }
     auto s = std::make_unique<kestrel_session>();
     s->session = kestrel::Session::load(path, o);
-    s->backend = s->session->backend_name();
     return s.release();
   });
 }
@@ -101,7 +99,9 @@ const char* kestrel_session_output_name(const kestrel_session* s, int32_t i) {
   return s->session->outputs()[size_t(i)].name.c_str();
 }
 
-const char* kestrel_session_backend(const kestrel_session* s) { return s ? s->backend.c_str() : nullptr; }
+const char* kestrel_session_backend(const kestrel_session* s) {
+  return s ? s->session->backend_name().c_str() : nullptr;
+}
 
 kestrel_outputs* kestrel_session_run(kestrel_session* s, size_t input_count, const char* const* names,
                                      const kestrel_tensor* inputs) {

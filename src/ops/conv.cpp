@@ -123,16 +123,12 @@ void run_conv(KernelContext& ctx) {
     // A few positions (a 1-D conv over a short signal) gather each window as
     // a row: the narrow GEMM wants the positions contiguous in K.
     const bool as_rows = !pointwise && nc <= 8 && g.nd <= 2;
-    if (as_rows) {
+    if (!pointwise) {
       col.resize(size_t(K * nc));
-      im2row(g, xg, s.Cg, o0, o1, col.data());
+      if (as_rows) im2row(g, xg, s.Cg, o0, o1, col.data());
+      else im2col(g, xg, s.Cg, o0, o1, col.data());
       b = col.data();
-      ldb = K;
-    } else if (!pointwise) {
-      col.resize(size_t(K * nc));
-      im2col(g, xg, s.Cg, o0, o1, col.data());
-      b = col.data();
-      ldb = nc;
+      ldb = as_rows ? K : nc;
     }
     float* yc = y + (n * s.M + gi * s.Mg + m0) * OS + o0;
     sgemm_serial(false, as_rows, m1 - m0, nc, K, 1.f, w + (gi * s.Mg + m0) * K, K, b, ldb, 0.f, yc, OS);

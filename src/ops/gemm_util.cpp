@@ -160,6 +160,7 @@ void im2col(const WindowGeom& g, const T* x, int64_t channels, int64_t o0, int64
     im2col_nd(g, x, channels, o0, o1, col);
 }
 template void im2col<float>(const WindowGeom&, const float*, int64_t, int64_t, int64_t, float*);
+template void im2col<int32_t>(const WindowGeom&, const int32_t*, int64_t, int64_t, int64_t, int32_t*);
 
 void im2row(const WindowGeom& g, const float* x, int64_t channels, int64_t o0, int64_t o1, float* rows) {
   if (g.nd > 2) fail("im2row takes 1-D and 2-D windows, got ", g.nd, "-D");
@@ -187,7 +188,6 @@ void im2row(const WindowGeom& g, const float* x, int64_t channels, int64_t o0, i
       }
   }
 }
-template void im2col<int32_t>(const WindowGeom&, const int32_t*, int64_t, int64_t, int64_t, int32_t*);
 
 namespace {
 // 2-D (and 1-D) col2im mirroring im2col_2d: each column row adds back into

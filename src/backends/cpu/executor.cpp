@@ -46,9 +46,11 @@ Plan Plan::build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclos
   }
   for (int v : g.outer_refs) {
     const std::string& name = g.values[size_t(v)].name;
-    std::pair<int, int> slot{0, -1};
-    for (size_t up = 1; up <= enclosing.size() && slot.second < 0; ++up)
-      if (int id = enclosing[enclosing.size() - up]->find(name); id >= 0) slot = {int(up), id};
+    OuterSlot slot;
+    for (size_t up = 1; up <= enclosing.size() && !slot.graph; ++up) {
+      const ir::Graph* e = enclosing[enclosing.size() - up];
+      if (int id = e->find(name); id >= 0) slot = {e, int(up), id};
+    }
     p.outer_slots.push_back(slot);
   }
   // A value dies after its last reader, unless it is a graph output or an
@@ -193,12 +195,10 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
     const int v = g.outer_refs[k];
     // The slot found at plan time; by name where the scopes are not the
     // plan's (a caller's own chain) or the slot holds no value yet.
-    const Tensor* t = nullptr;
-    const auto [up, id] = k < plan.outer_slots.size() ? plan.outer_slots[k] : std::pair<int, int>{0, -1};
+    const Plan::OuterSlot& slot = plan.outer_slots[k];
     const Scope* s = outer;
-    for (int d = 1; s && d < up; ++d) s = s->parent;
-    if (s && id >= 0 && id < int(s->graph->values.size()) && s->graph->values[size_t(id)].name == g.values[size_t(v)].name)
-      t = s->value(id);
+    for (int d = 1; s && d < slot.up; ++d) s = s->parent;
+    const Tensor* t = s && slot.graph && s->graph == slot.graph ? s->value(slot.id) : nullptr;
     if (!t && outer) t = outer->lookup(g.values[size_t(v)].name);
     KESTREL_CHECK(t, "subgraph '", g.name, "' reads '", g.values[size_t(v)].name, "', which no enclosing scope defines");
     env[size_t(v)] = *t;

@@ -38,10 +38,14 @@ struct Plan {
   // node index -> (input index, widened initializer) for non-half-native kernels
   std::vector<std::vector<std::pair<int, Tensor>>> widened;
   std::map<const ir::Graph*, std::unique_ptr<Plan>> subgraphs;  // If/Loop/Scan bodies, at any depth
-  // Per outer reference (g.outer_refs): how many scopes up the nearest
-  // enclosing graph with that name is, and the value's id there (0, -1 when
+  // Per outer reference (g.outer_refs): the nearest enclosing graph with that
+  // name, how many scopes up it is, and the value's id there (null graph when
   // none has it), found once here rather than by name on every run.
-  std::vector<std::pair<int, int>> outer_slots;
+  struct OuterSlot {
+    const ir::Graph* graph = nullptr;
+    int up = 0, id = -1;
+  };
+  std::vector<OuterSlot> outer_slots;
 
   // `enclosing`: the graphs around g, innermost last (empty for a model's graph).
   static Plan build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclosing = {});

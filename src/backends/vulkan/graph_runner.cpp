@@ -26,6 +26,8 @@ struct RunResources {
 namespace {
 
 constexpr int64_t kSmallHostElements = 4096;
+// Why a node with a Vulkan kernel still ran on the host.
+const std::string kSmallHost = "small tensors already on the host";
 
 // KESTREL_TRACE=1: op, placement, time and shapes per node; =2 adds the
 // range of each float output (finds where a value overflows or turns NaN).
@@ -438,7 +440,6 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
     const ir::Node& n = g_.nodes[i];
     auto t0 = std::chrono::steady_clock::now();
     bool on_gpu = false;
-    static const std::string kSmallHost = "small tensors already on the host";
     const std::string* reason = &cpu_reason_[i];
     std::string refused;  // an Unsupported's reason
     if (gpu_def_[i]) {
