@@ -44,7 +44,7 @@ class Pool {
       }
     }
     void* p = std::aligned_alloc(64, cls);
-    if (!p) fail("out of host memory allocating ", cls, " bytes");
+    if (!p) fail("a tensor needs ", cls, " bytes, more than the host can allocate now");
     return static_cast<uint8_t*>(p);
   }
   void give(uint8_t* p, size_t cls) {

@@ -12,9 +12,24 @@
 namespace kestrel {
 
 int64_t shape_numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  int64_t nonzero = 1;
+  bool empty = false;
+  for (int64_t d : s) {
+    if (d == 0) empty = true;
+    else if (!mul_fits(nonzero, d, nonzero)) fail("the element count of shape ", shape_str(s), " overflows int64");
+  }
+  return empty ? 0 : nonzero;
+}
+
+size_t tensor_nbytes(DType dtype, const Shape& s) {
+  for (int64_t d : s) KESTREL_CHECK(d >= 0, "negative dimension in shape ", shape_str(s));
+  int64_t bytes = 0;
+  if (!mul_fits(shape_numel(s), int64_t(dtype_size(dtype)), bytes))
+    fail("a ", dtype_name(dtype), " tensor of shape ", shape_str(s), " needs more bytes than int64 counts (it overflows)");
+  if (uint64_t(bytes) > kMaxTensorBytes)
+    fail("a ", dtype_name(dtype), " tensor of shape ", shape_str(s), " needs ", bytes, " bytes, more than the 2^48 (",
+         kMaxTensorBytes, ") Kestrel allocates for one tensor");
+  return size_t(bytes);
 }
 
 std::string shape_str(const Shape& s) {
@@ -33,11 +48,11 @@ Tensor::Tensor(DType dtype, Shape shape) : Tensor(uninitialized(dtype, std::move
 
 Tensor Tensor::uninitialized(DType dtype, Shape shape) {
   KESTREL_CHECK(dtype_supported(dtype), "cannot allocate a tensor of type ", dtype_name(dtype));
-  for (int64_t d : shape) KESTREL_CHECK(d >= 0, "negative dimension in shape ", shape_str(shape));
+  const size_t bytes = tensor_nbytes(dtype, shape);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  t.storage_ = pooled_bytes(t.nbytes(), false);
+  t.storage_ = pooled_bytes(bytes, false);
   return t;
 }
 

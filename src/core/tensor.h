@@ -13,8 +13,26 @@ namespace kestrel {
 
 using Shape = std::vector<int64_t>;
 
+// The most bytes one tensor may hold: 2^48 (256 TiB). x86-64 and AArch64
+// give a process at most 2^47 to 2^48 bytes of virtual address space, so a
+// larger tensor can never exist; refusing it up front names the tensor instead
+// of leaving it to the allocator (or, with overcommit, to the OOM killer).
+constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 48;
+
+// The element count of a shape. Dims come from models, input files and
+// callers, so the product is checked: it fails, naming the shape, when the
+// product of the nonzero dims overflows int64 (a zero dim does not excuse
+// the others: loops and strides multiply them too).
 int64_t shape_numel(const Shape& s);
+// The bytes a tensor of this type and shape holds. Fails, naming the shape,
+// on a negative dim, an element count or byte size that overflows, or more
+// than kMaxTensorBytes.
+size_t tensor_nbytes(DType dtype, const Shape& s);
 std::string shape_str(const Shape& s);  // "[1,3,224,224]"
+
+// a + b and a * b for dims and counts, false when the result overflows int64.
+inline bool add_fits(int64_t a, int64_t b, int64_t& out) { return !__builtin_add_overflow(a, b, &out); }
+inline bool mul_fits(int64_t a, int64_t b, int64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
 
 class Tensor {
  public:

@@ -24,7 +24,8 @@ void run_concat(KernelContext& ctx) {
     if (!ok)
       ctx.fail("input ", i, " ", shape_str(t.shape()), " does not match input 0 ", shape_str(first.shape()),
                " outside axis ", axis);
-    out[size_t(axis)] += t.shape()[size_t(axis)];
+    if (!add_fits(out[size_t(axis)], t.shape()[size_t(axis)], out[size_t(axis)]))
+      ctx.fail("the inputs' sizes along axis ", axis, " add up to more than int64 holds (it overflows)");
     ins.push_back(&t);
   }
   Tensor& y = ctx.output(0, first.dtype(), out);

@@ -55,11 +55,19 @@ void run_conv_transpose(KernelContext& ctx) {
   g.in.resize(nd);
   for (size_t i = 0; i < nd; ++i) {
     if (g.stride[i] < 1 || g.dil[i] < 1) ctx.fail("strides and dilations must be positive");
-    int64_t full = g.stride[i] * (g.out[i] - 1) + out_pad[i] + g.dil[i] * (g.kernel[i] - 1) + 1;
+    if (g.pad_begin[i] < 0 || g.pad_end[i] < 0 || out_pad[i] < 0) ctx.fail("pads and output_padding must be non-negative");
+    // Strides, dilations, pads and sizes are the model's numbers: checked, so
+    // a wrapped size cannot pass for a small one.
+    int64_t full = 0, ext = 0, strided = 0;
+    if (!mul_fits(g.stride[i], g.out[i] - 1, full) || !add_fits(full, out_pad[i], full) ||
+        !mul_fits(g.dil[i], g.kernel[i] - 1, ext) || !add_fits(full, ext, full) || !add_fits(full, 1, full) ||
+        !mul_fits(g.out[i], g.stride[i], strided))
+      ctx.fail("spatial output dim ", i, " overflows int64 (input ", g.out[i], ", stride ", g.stride[i], ", dilation ",
+               g.dil[i], ", output_padding ", out_pad[i], ")");
     bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
     if (auto_pad == "VALID") g.pad_begin[i] = g.pad_end[i] = 0;
     if (!out_shape.empty() || same) {
-      int64_t target = !out_shape.empty() ? out_shape[i] : g.out[i] * g.stride[i];
+      int64_t target = !out_shape.empty() ? out_shape[i] : strided;
       int64_t total = std::max<int64_t>(0, full - target);
       // SAME_UPPER puts the odd pad at the end of the output, like the ONNX reference.
       g.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;

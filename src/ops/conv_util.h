@@ -74,10 +74,19 @@ inline WindowGeom window_geom(const KernelContext& ctx, const std::vector<int64_
     if (g.stride[i] < 1) ctx.fail("strides must be positive, got ", g.stride[i]);
     if (g.dil[i] < 1) ctx.fail("dilations must be positive, got ", g.dil[i]);
     if (kernel[i] < 1) ctx.fail("kernel dims must be positive, got ", kernel[i]);
-    int64_t ext = g.dil[i] * (kernel[i] - 1) + 1;  // span of one window
+    // Sizes, strides, dilations and pads are the model's numbers: every sum
+    // and product is checked, so a wrapped extent cannot pass for a small one.
+    int64_t ext = 0;  // span of one window
+    if (!mul_fits(g.dil[i], kernel[i] - 1, ext) || !add_fits(ext, 1, ext))
+      ctx.fail("a window of kernel ", kernel[i], " at dilation ", g.dil[i], " spans more than int64 holds (it overflows)");
+    // ceil(a / s) for a >= 0, without the a + s - 1 that can overflow.
+    auto ceil_div = [](int64_t a, int64_t s) { return a == 0 ? 0 : (a - 1) / s + 1; };
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      g.out[i] = (in[i] + g.stride[i] - 1) / g.stride[i];
-      int64_t total = std::max<int64_t>(0, (g.out[i] - 1) * g.stride[i] + ext - in[i]);
+      g.out[i] = ceil_div(in[i], g.stride[i]);
+      int64_t total = 0;  // (out - 1) * stride < in, so only + ext can overflow
+      if (!add_fits((g.out[i] - 1) * g.stride[i], ext, total))
+        ctx.fail("a window of extent ", ext, " on spatial dim ", i, " overflows int64 when padded");
+      total = std::max<int64_t>(0, total - in[i]);
       int64_t small = total / 2;
       g.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
       g.pad_end[i] = total - g.pad_begin[i];
@@ -89,13 +98,20 @@ inline WindowGeom window_geom(const KernelContext& ctx, const std::vector<int64_
       ctx.fail("auto_pad '", auto_pad, "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
     }
     if (g.pad_begin[i] < 0 || g.pad_end[i] < 0) ctx.fail("pads must be non-negative");
-    int64_t span = in[i] + g.pad_begin[i] + g.pad_end[i] - ext;
+    int64_t padded = 0;
+    if (!add_fits(in[i], g.pad_begin[i], padded) || !add_fits(padded, g.pad_end[i], padded))
+      ctx.fail("spatial dim ", i, " of size ", in[i], " with pads ", g.pad_begin[i], "+", g.pad_end[i],
+               " overflows int64");
+    int64_t span = padded - ext;
     if (span < 0)
       ctx.fail("window of extent ", ext, " does not fit spatial dim ", i, " of size ", in[i], " with pads ",
                g.pad_begin[i], "+", g.pad_end[i]);
-    g.out[i] = (ceil_mode ? (span + g.stride[i] - 1) / g.stride[i] : span / g.stride[i]) + 1;
-    // With ceil_mode the last window must still start inside the input or its begin padding.
-    if (ceil_mode && (g.out[i] - 1) * g.stride[i] >= in[i] + g.pad_begin[i]) --g.out[i];
+    g.out[i] = (ceil_mode ? ceil_div(span, g.stride[i]) : span / g.stride[i]) + 1;
+    // With ceil_mode the last window must still start inside the input or its
+    // begin padding (a start past int64 certainly does not).
+    int64_t last_start = 0;
+    if (ceil_mode && (!mul_fits(g.out[i] - 1, g.stride[i], last_start) || last_start >= in[i] + g.pad_begin[i]))
+      --g.out[i];
   }
   return g;
 }

@@ -12,6 +12,10 @@ Dims4 read_dims(const KernelContext& ctx, const Tensor& x) {
   if (x.rank() != 4) ctx.fail("input must be 4-D (NCHW), got ", shape_str(x.shape()));
   int64_t b = ctx.node.attr_i("blocksize", 0);
   if (b <= 0) ctx.fail("blocksize must be positive, got ", b);
+  // Both ops multiply channels by blocksize^2 (or divide by it).
+  int64_t moved = 0;
+  if (!mul_fits(b, b, moved) || !mul_fits(moved, std::max<int64_t>(x.dim(1), 1), moved))
+    ctx.fail("blocksize ", b, " squared times ", x.dim(1), " channels overflows int64");
   return {x.dim(0), x.dim(1), x.dim(2), x.dim(3), b};
 }
 

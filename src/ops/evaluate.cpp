@@ -5,14 +5,20 @@ namespace {
 
 class StandaloneContext : public KernelContext {
  public:
-  StandaloneContext(const ir::Node& n, const std::vector<Tensor>& in, int threads)
-      : KernelContext(n), in_(in), out_(n.outputs.size()), threads_(threads) {}
+  StandaloneContext(const ir::Node& n, const std::vector<Tensor>& in, int threads, size_t max_output_bytes)
+      : KernelContext(n), in_(in), out_(n.outputs.size()), threads_(threads), max_output_bytes_(max_output_bytes) {}
   bool has_input(int i) const override { return i < int(in_.size()) && in_[size_t(i)].defined(); }
   const Tensor& input(int i) const override {
     if (!has_input(i)) fail("required input ", i, " is missing");
     return in_[size_t(i)];
   }
-  Tensor& output(int i, DType dtype, Shape shape) override { return slot(i) = new_output_tensor(dtype, std::move(shape)); }
+  Tensor& output(int i, DType dtype, Shape shape) override {
+    const size_t bytes = tensor_nbytes(dtype, shape);
+    if (bytes > max_output_bytes_)
+      fail("output ", i, " ", shape_str(shape), " would take ", bytes, " bytes, more than the ", max_output_bytes_,
+           " allowed here");
+    return slot(i) = new_output_tensor(dtype, std::move(shape));
+  }
   void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
   int threads() const override { return threads_; }
   std::vector<Tensor> run_subgraph(const ir::Graph&, const std::vector<Tensor>&) override {
@@ -28,11 +34,13 @@ class StandaloneContext : public KernelContext {
   const std::vector<Tensor>& in_;
   std::vector<Tensor> out_;
   int threads_;
+  size_t max_output_bytes_;
 };
 
 }  // namespace
 
-std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor>& inputs, int threads) {
+std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor>& inputs, int threads,
+                                  size_t max_output_bytes) {
   const OpDef* def = find_op(node.domain, node.op_type, node.opset);
   if (!def) fail(node.where(), ": ", why_unsupported(node.domain, node.op_type, node.opset));
   // Same half-precision rule as the executor: widen, run, round back.
@@ -44,7 +52,7 @@ std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor
         half = t.dtype();
         t = t.cast(DType::Float32);
       }
-  StandaloneContext ctx(node, in, threads);
+  StandaloneContext ctx(node, in, threads, max_output_bytes);
   def->run(ctx);
   std::vector<Tensor> out = ctx.take();
   if (half != DType::Undefined)

@@ -8,7 +8,11 @@
 
 namespace kestrel::ops {
 
-// `inputs[i]` undefined means the optional input i is absent. Throws Error.
-std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor>& inputs, int threads = 1);
+// `inputs[i]` undefined means the optional input i is absent. Throws Error,
+// also when an output would take more than `max_output_bytes` (checked
+// before it is allocated, so a load-time pass never fills a huge tensor only
+// to drop it).
+std::vector<Tensor> evaluate_node(const ir::Node& node, const std::vector<Tensor>& inputs, int threads = 1,
+                                  size_t max_output_bytes = kMaxTensorBytes);
 
 }  // namespace kestrel::ops

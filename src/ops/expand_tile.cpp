@@ -26,7 +26,10 @@ void run_tile(KernelContext& ctx) {
   for (int k = 0; k < r; ++k) {
     int64_t n = reps[size_t(k)], d = x.shape()[size_t(k)];
     if (n < 0) ctx.fail("repeats ", shape_str(reps), " has a negative entry");
-    out.push_back(n * d);
+    int64_t tiled = 0;
+    if (!mul_fits(n, d, tiled))
+      ctx.fail("repeats ", shape_str(reps), " times input ", shape_str(x.shape()), " overflows int64 on axis ", k);
+    out.push_back(tiled);
     view.insert(view.end(), {n, d});
     st.insert(st.end(), {0, in_st[size_t(k)]});
   }

@@ -71,7 +71,8 @@ void run_pad(KernelContext& ctx) {
   Shape out(x.shape());
   for (int k = 0; k < r; ++k) {
     int64_t d = x.shape()[size_t(k)];
-    out[size_t(k)] = d + before[size_t(k)] + after[size_t(k)];
+    if (!add_fits(d, before[size_t(k)], out[size_t(k)]) || !add_fits(out[size_t(k)], after[size_t(k)], out[size_t(k)]))
+      ctx.fail("pads ", shape_str(pads), " on axis ", k, " of ", shape_str(x.shape()), ": the padded size overflows int64");
     if (out[size_t(k)] < 0) ctx.fail("pads ", shape_str(pads), " remove more than axis ", k, " of ", shape_str(x.shape()), " holds");
     if (mode != Mode::Constant && d == 0 && out[size_t(k)] > 0)
       ctx.fail("cannot pad the empty axis ", k, " of ", shape_str(x.shape()), " in mode ", ms);

@@ -33,7 +33,8 @@ inline Shape reshape_target(const KernelContext& ctx, const Shape& in, const std
     }
     if (v < 0) ctx.fail("shape ", shape_str(spec), " has the invalid dimension ", v);
     out[i] = v;
-    known *= v;
+    if (!mul_fits(known, v, known))
+      ctx.fail("shape ", shape_str(spec), ": the element count overflows int64");
   }
   if (infer >= 0) {
     if (allowzero && std::count(spec.begin(), spec.end(), 0))

@@ -117,6 +117,9 @@ void bilinear_nchw(const KernelContext& ctx, const Tensor& x, Tensor& y, const R
 void resize(KernelContext& ctx, const ResizeParams& p, const Tensor& x, const Shape& out_shape,
             const std::vector<double>& scales, const std::vector<double>& roi) {
   int rank = x.rank();
+  // Allocated first: an output too large to hold fails here, not while
+  // building per-axis maps as long as the output.
+  Tensor& y = ctx.output(0, x.dtype(), out_shape);
   std::vector<ResizeAxisMap> maps;
   for (int d = 0; d < rank; ++d) {
     if (x.dim(d) == 0 && out_shape[size_t(d)] > 0)
@@ -124,7 +127,6 @@ void resize(KernelContext& ctx, const ResizeParams& p, const Tensor& x, const Sh
     double start = roi.empty() ? 0 : roi[size_t(d)], end = roi.empty() ? 1 : roi[size_t(rank + d)];
     maps.push_back(resize_axis_map(p, x.dim(d), out_shape[size_t(d)], scales[size_t(d)], start, end));
   }
-  Tensor& y = ctx.output(0, x.dtype(), out_shape);
   if (y.numel() == 0) return;
   bool any_extrap = false;
   for (const ResizeAxisMap& m : maps) any_extrap |= m.any_extrap;

@@ -87,11 +87,21 @@ ResizeParams resize_params(const KernelContext& ctx) {
   return p;
 }
 
+namespace {
+// floor(in * scale + bias) as a dim; a product past int64 (a scale of 1e30)
+// is refused, since converting it would be undefined behaviour.
+int64_t scaled_dim(const KernelContext& ctx, int64_t in, double scale, double bias, size_t axis) {
+  double v = std::floor(double(in) * scale + bias);
+  if (!(v < 0x1p63)) ctx.fail("axis ", axis, " of size ", in, " at scale ", scale, " overflows int64");
+  return int64_t(v);
+}
+}  // namespace
+
 Shape shape_from_scales(const KernelContext& ctx, const Shape& in, const std::vector<double>& scales) {
   Shape out;
   for (size_t d = 0; d < in.size(); ++d) {
     if (!(scales[d] > 0)) ctx.fail("scale ", scales[d], " for axis ", d, " must be positive");
-    out.push_back(int64_t(std::floor(double(in[d]) * scales[d])));
+    out.push_back(scaled_dim(ctx, in[d], scales[d], 0, d));
   }
   return out;
 }
@@ -142,7 +152,7 @@ ResizeTarget resize_target(const KernelContext& ctx, const Shape& in, const std:
   if (policy != "stretch")
     for (int d : t.axes) {
       t.scales[size_t(d)] = common;
-      t.out[size_t(d)] = int64_t(std::floor(double(in[size_t(d)]) * common + 0.5));
+      t.out[size_t(d)] = scaled_dim(ctx, in[size_t(d)], common, 0.5, size_t(d));
     }
   return t;
 }

@@ -31,7 +31,8 @@ void run_constant_of_shape(KernelContext& ctx) {
     if (d < 0) ctx.fail("shape ", shape_str(shape), " has a negative dimension");
   const ir::Attribute* a = ctx.node.attr("value");
   if (!a) {
-    ctx.set_output(0, Tensor(DType::Float32, shape));  // the Tensor constructor zero-fills
+    Tensor& y = ctx.output(0, DType::Float32, shape);
+    if (y.nbytes()) std::memset(y.raw(), 0, y.nbytes());
     return;
   }
   const Tensor& v = a->t;
@@ -58,7 +59,7 @@ void run_range(KernelContext& ctx) {
       if (delta == T(0)) ctx.fail("delta must not be 0");
       double n = std::ceil((double(limit) - double(start)) / double(delta));
       if (!(n < 1e12)) ctx.fail("would produce ", n, " elements (start ", double(start), ", limit ", double(limit), ")");
-      int64_t count = std::max<int64_t>(0, int64_t(n));
+      int64_t count = n > 0 ? int64_t(n) : 0;  // (converting -1e300 to int64 is undefined)
       Tensor& y = ctx.output(0, t0.dtype(), {count});
       T* d = y.data<T>();
       for (int64_t i = 0; i < count; ++i) d[i] = T(start + T(i) * delta);

@@ -20,7 +20,7 @@ inline std::vector<int64_t> split_sizes(const KernelContext& ctx, int64_t dim,
     int64_t total = 0;
     for (int64_t s : sizes) {
       if (s < 0) ctx.fail("split ", shape_str(sizes), " has a negative size");
-      total += s;
+      if (!add_fits(total, s, total)) ctx.fail("split ", shape_str(sizes), ": the sizes' sum overflows int64");
     }
     if (int(sizes.size()) != n)
       ctx.fail("split ", shape_str(sizes), " has ", sizes.size(), " sizes for ", n, " outputs");

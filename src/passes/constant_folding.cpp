@@ -45,7 +45,11 @@ bool fold_shape_query(const ir::Graph& g, const ir::Node& n, Tensor& result, boo
   Shape s;
   if (!exact_shape(g, n.inputs[0], s, inputs_checked)) return false;
   if (n.op_type == "Size") {
-    result = Tensor::scalar_i64(shape_numel(s));
+    try {
+      result = Tensor::scalar_i64(shape_numel(s));
+    } catch (const Error&) {
+      return false;  // a declared shape past int64: no input can match it, and binding one says so
+    }
     return true;
   }
   int64_t r = int64_t(s.size());
@@ -75,7 +79,7 @@ int fold_constants(ir::Graph& g, bool is_subgraph) {
       out.push_back(shape_result);
     } else if (foldable && ops::find_op(n.domain, n.op_type, n.opset)) {
       try {
-        out = ops::evaluate_node(n, in);
+        out = ops::evaluate_node(n, in, 1, kMaxFoldedBytes);
       } catch (const Error&) {
         out.clear();  // leave it to run time, where the error (if any) is reported in context
       }
