@@ -10,14 +10,11 @@
 #include <limits>
 #include <set>
 
+#include "onnx/model_checks.h"
 #include "ops/registry.h"
 
 namespace kestrel::onnx_io {
 namespace {
-
-using Domains = std::map<std::string, int>;
-
-std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
 void read_type(const onnx::TypeProto& tp, ir::Value& v) {
   if (!tp.has_tensor_type()) return;
@@ -86,7 +83,7 @@ ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, cons
     ir::Node n;
     n.op_type = np.op_type();
     n.domain = canonical_domain(np.domain());
-    n.name = np.name().empty() ? np.op_type() + "_" + std::to_string(index) : np.name();
+    n.name = node_name(np, index);
     ++index;
     auto dom = domains.find(n.domain);
     if (dom == domains.end())
@@ -127,8 +124,17 @@ ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, cons
 // (a Scan without num_scan_inputs crashes), so inference only runs on a model
 // whose every node, in subgraphs too, verifies against its schema. Nodes
 // without a schema (custom domains) are fine: inference skips them.
-bool schemas_verify(const onnx::GraphProto& g, const Domains& domains) {
+// (check_model refuses most attributes inference would trip on; a schema out
+// of date for the model's opset can still fail Verify here.)
+bool inference_is_safe(const onnx::GraphProto& g, const Domains& domains) {
   for (const auto& n : g.node()) {
+    // DepthToSpace's inference divides the channels by blocksize squared; a
+    // square that wraps to 0 stops the process. Such a model loads without
+    // inference and its run names the blocksize.
+    if (n.op_type() == "DepthToSpace" && canonical_domain(n.domain()).empty())
+      for (const auto& a : n.attribute())
+        if (a.name() == "blocksize" && (a.i() <= 0 || a.i() > std::numeric_limits<int64_t>::max() / a.i()))
+          return false;
     auto dom = domains.find(canonical_domain(n.domain()));
     if (dom == domains.end()) return false;
     if (const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), dom->second, dom->first)) {
@@ -139,9 +145,9 @@ bool schemas_verify(const onnx::GraphProto& g, const Domains& domains) {
       }
     }
     for (const auto& a : n.attribute()) {
-      if (a.has_g() && !schemas_verify(a.g(), domains)) return false;
+      if (a.has_g() && !inference_is_safe(a.g(), domains)) return false;
       for (const auto& sub : a.graphs())
-        if (!schemas_verify(sub, domains)) return false;
+        if (!inference_is_safe(sub, domains)) return false;
     }
   }
   return true;
@@ -157,6 +163,12 @@ void annotate_types(const onnx::GraphProto& gp, ir::Graph& g) {
 }
 
 }  // namespace
+
+std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+
+std::string node_name(const onnx::NodeProto& n, int index) {
+  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+}
 
 Model load_model_bytes(const void* data, size_t size, const std::string& base_dir) {
   KESTREL_CHECK(size > 0, "the model is empty (0 bytes)");
@@ -180,7 +192,10 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   KESTREL_CHECK(def->second >= kMinOpset && def->second <= kMaxOpset, "default-domain opset ", def->second,
                 " is not supported (Kestrel runs opsets ", kMinOpset, " to ", kMaxOpset, ")");
 
-  // Converting first checks every tensor (initializers and Constant values, in
+  // What ONNX itself declares invalid is refused before anything reads the
+  // graph: ONNX's shape inference trusts attributes it divides by.
+  check_model(mp, m.opsets);
+  // Converting then checks every tensor (initializers and Constant values, in
   // subgraphs too) against its declared shape: ONNX's shape inference trusts
   // them and reads past the end of a tensor whose raw data is too short.
   m.graph = convert_graph(mp.graph(), m.opsets, base_dir, nullptr);
@@ -188,7 +203,7 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   // advisory: Kestrel computes real shapes at run time, so an inference
   // failure (e.g. an op it does not know) is not fatal. Models with local
   // functions are skipped: inference would expand their bodies unchecked.
-  if (mp.functions_size() == 0 && schemas_verify(mp.graph(), m.opsets)) {
+  if (mp.functions_size() == 0 && inference_is_safe(mp.graph(), m.opsets)) {
     try {
       onnx::ShapeInferenceOptions opts{false, 0, false};
       onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(), opts);

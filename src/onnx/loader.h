@@ -10,6 +10,7 @@
 
 namespace onnx {
 class TensorProto;
+class NodeProto;
 }
 
 namespace kestrel::onnx_io {
@@ -17,6 +18,14 @@ namespace kestrel::onnx_io {
 constexpr int64_t kMaxIrVersion = 10;
 constexpr int kMinOpset = 7;
 constexpr int kMaxOpset = 21;
+
+using Domains = std::map<std::string, int>;  // domain ("" default) -> imported opset
+
+// "ai.onnx" is another spelling of the default domain "".
+std::string canonical_domain(const std::string& domain);
+// The node's name, or "<op>_<index>" (its index in its graph) if the file
+// gives none: the name Kestrel uses for the node everywhere.
+std::string node_name(const onnx::NodeProto& n, int index);
 
 struct Model {
   int64_t ir_version = 0;

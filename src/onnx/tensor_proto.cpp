@@ -1,7 +1,12 @@
 // TensorProto -> Tensor, including external data, with every size checked so
 // a corrupt file gives an Error rather than a crash or a huge allocation.
+#include <fcntl.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -37,37 +42,86 @@ int64_t parse_i64(const std::string& key, const std::string& v) {
   return r;
 }
 
+// An external data file, open for reading, and its size.
+struct ExternalFile {
+  std::string path;  // as resolved, for messages
+  int fd = -1;
+  int64_t size = 0;
+  ExternalFile() = default;
+  ExternalFile(const ExternalFile&) = delete;
+  ExternalFile& operator=(const ExternalFile&) = delete;
+  ~ExternalFile() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Opens `location` under the model's folder. The file must really lie inside
+// that folder: ".." as a path component and absolute paths are refused, and
+// symbolic links are resolved first, so neither "weights.bin -> /etc/passwd"
+// nor a linked folder can make a model read (and output) a file from
+// elsewhere. Only a regular file is read; a FIFO or a device is refused
+// without blocking on it.
+void open_external(const std::string& base_dir, const std::string& location, ExternalFile& f) {
+  namespace fs = std::filesystem;
+  const fs::path rel(location);
+  bool climbs = std::any_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".."; });
+  KESTREL_CHECK(location.find('\0') == std::string::npos && !rel.has_root_path() && !climbs,
+                "external data location '", location, "' must be a relative path inside the model's folder");
+  KESTREL_CHECK(!base_dir.empty(), "external data '", location,
+                "' cannot be read: the model was not loaded from a file");
+  std::error_code ec;
+  const fs::path folder = fs::canonical(base_dir, ec);
+  KESTREL_CHECK(!ec, "the model's folder '", base_dir, "' cannot be resolved: ", ec.message());
+  const fs::path named = fs::path(base_dir) / rel;
+  const fs::path real = fs::canonical(named, ec);
+  KESTREL_CHECK(!ec, "external data file '", named.string(), "' does not exist or is not a regular file (",
+                ec.message(), ")");
+  // Inside means the folder's real path is a prefix of the file's, by components.
+  auto diverge = std::mismatch(folder.begin(), folder.end(), real.begin(), real.end());
+  KESTREL_CHECK(diverge.first == folder.end() && diverge.second != real.end(), "external data location '",
+                location, "' resolves to '", real.string(), "', which lies outside the model's folder '",
+                folder.string(), "' (through a symbolic link)");
+  f.path = real.string();
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: the
+  // resolved path has no link left, so one appearing now is refused.
+  f.fd = ::open(real.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  KESTREL_CHECK(f.fd >= 0, "external data file '", f.path, "' cannot be opened: ", std::strerror(errno));
+  struct stat st {};
+  KESTREL_CHECK(::fstat(f.fd, &st) == 0 && S_ISREG(st.st_mode), "external data file '", f.path,
+                "' is not a regular file");
+  f.size = int64_t(st.st_size);
+}
+
 Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir, DType dt, const Shape& shape) {
   std::string location;
   int64_t offset = 0, length = -1;
+  bool has_length = false;
   for (const auto& kv : p.external_data()) {
     if (kv.key() == "location") location = kv.value();
     else if (kv.key() == "offset") offset = parse_i64(kv.key(), kv.value());
-    else if (kv.key() == "length") length = parse_i64(kv.key(), kv.value());
+    else if (kv.key() == "length") length = parse_i64(kv.key(), kv.value()), has_length = true;
   }
   KESTREL_CHECK(!location.empty(), "external data has no 'location'");
-  KESTREL_CHECK(location.find("..") == std::string::npos && location[0] != '/',
-                "external data location '", location, "' must be a relative path inside the model's folder");
-  KESTREL_CHECK(!base_dir.empty(), "external data '", location, "' cannot be read: the model was not loaded from a file");
-  std::string path = base_dir + "/" + location;
-  std::error_code ec;
-  KESTREL_CHECK(std::filesystem::is_regular_file(path, ec), "external data file '", path,
-                "' does not exist or is not a regular file");
-  std::ifstream f(path, std::ios::binary);
-  KESTREL_CHECK(f, "external data file '", path, "' cannot be opened");
-  f.seekg(0, std::ios::end);
-  int64_t file_size = f.tellg();
+  KESTREL_CHECK(offset >= 0, "external data 'offset' must not be negative, got ", offset);
+  KESTREL_CHECK(!has_length || length >= 0, "external data 'length' must not be negative, got ", length);
+  ExternalFile f;
+  open_external(base_dir, location, f);
   int64_t want = shape_numel(shape) * int64_t(dtype_size(dt));
-  if (length < 0) length = want;
+  if (!has_length) length = want;
   KESTREL_CHECK(length == want, "external data length ", length, " does not match ", want, " bytes for shape ",
                 shape_str(shape));
   // Written so that a huge offset cannot overflow.
-  KESTREL_CHECK(offset >= 0 && offset <= file_size && length <= file_size - offset, "external data at offset ", offset,
-                " with length ", length, " lies outside '", path, "' (", file_size, " bytes)");
+  KESTREL_CHECK(offset <= f.size && length <= f.size - offset, "external data at offset ", offset, " with length ",
+                length, " lies outside '", f.path, "' (", f.size, " bytes)");
   Tensor t(dt, shape);
-  f.seekg(offset);
-  f.read(reinterpret_cast<char*>(t.raw()), length);
-  KESTREL_CHECK(f, "reading external data from '", path, "' failed");
+  auto* dst = reinterpret_cast<char*>(t.raw());
+  for (int64_t done = 0; done < length;) {
+    ssize_t got = ::pread(f.fd, dst + done, size_t(length - done), off_t(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    KESTREL_CHECK(got > 0, "reading external data from '", f.path, "' failed at byte ", offset + done,
+                  got < 0 ? std::string(": ") + std::strerror(errno) : std::string(": the file ended"));
+    done += got;
+  }
   return t;
 }
 
