@@ -2,6 +2,7 @@
 // NULL / nonzero returns with the message kept per thread.
 #include "api/kestrel.h"
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,6 +17,10 @@ struct kestrel_session {
 
 struct kestrel_outputs {
   std::vector<kestrel::Tensor> tensors;
+};
+
+struct kestrel_cancel {
+  std::atomic<bool> requested{false};
 };
 
 namespace {
@@ -36,20 +41,41 @@ R guarded(R failed, F&& f) {
   return failed;
 }
 
-kestrel::Tensor copy_input(const char* name, const kestrel_tensor& t) {
+// The most dims a caller's tensor may have. The rank says how far the shape
+// array is read, so it is bounded before reading; 64 is numpy's own limit,
+// far beyond any model's.
+constexpr int32_t kMaxRank = 64;
+
+// A caller's tensor as Kestrel takes it: a known element type, a rank of 0 to
+// kMaxRank with a shape array, dims >= 0, and an element count and byte size
+// that fit (see tensor_nbytes). `what` ("input 'x'") names it in errors.
+struct CheckedTensor {
+  kestrel::DType dtype;
+  kestrel::Shape shape;
+  size_t nbytes;
+};
+CheckedTensor check_tensor(const std::string& what, const kestrel_tensor& t) {
   using kestrel::fail;
   auto dtype = kestrel::DType(t.dtype);
-  size_t elem = kestrel::dtype_size(dtype);
-  if (elem == 0 || t.dtype == int32_t(kestrel::DType::String))
-    fail("input '", name, "': element type ", t.dtype, " is not one Kestrel takes (see KESTREL_FLOAT32 ...)");
-  if (t.rank < 0 || (t.rank > 0 && !t.shape)) fail("input '", name, "': rank ", t.rank, " without a shape array");
+  if (kestrel::dtype_size(dtype) == 0 || t.dtype == int32_t(kestrel::DType::String))
+    fail(what, ": element type ", t.dtype, " is not one Kestrel takes (see KESTREL_FLOAT32 ...)");
+  if (t.rank < 0 || t.rank > kMaxRank) fail(what, ": rank ", t.rank, " is not 0 to ", kMaxRank);
+  if (t.rank > 0 && !t.shape) fail(what, ": rank ", t.rank, " without a shape array");
   kestrel::Shape shape(t.shape, t.shape + t.rank);
-  for (int64_t d : shape)
-    if (d < 0) fail("input '", name, "': negative dimension in shape ", kestrel::shape_str(shape));
-  auto tensor = kestrel::Tensor::uninitialized(dtype, shape);
-  if (tensor.nbytes() > 0) {
-    if (!t.data) fail("input '", name, "': no data for shape ", kestrel::shape_str(shape));
-    std::memcpy(tensor.raw(), t.data, tensor.nbytes());
+  try {
+    size_t nbytes = kestrel::tensor_nbytes(dtype, shape);
+    return {dtype, std::move(shape), nbytes};
+  } catch (const kestrel::Error& e) {
+    fail(what, ": ", e.what());
+  }
+}
+
+kestrel::Tensor copy_input(const char* name, const kestrel_tensor& t) {
+  CheckedTensor c = check_tensor("input '" + std::string(name) + "'", t);
+  auto tensor = kestrel::Tensor::uninitialized(c.dtype, c.shape);
+  if (c.nbytes > 0) {
+    if (!t.data) kestrel::fail("input '", name, "': no data for shape ", kestrel::shape_str(c.shape));
+    std::memcpy(tensor.raw(), t.data, c.nbytes);
   }
   return tensor;
 }
@@ -64,7 +90,16 @@ extern "C" {
 
 const char* kestrel_last_error(void) { return last_error.c_str(); }
 
-kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options) {
+int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
+  return guarded<>(int64_t(-1), [&] {
+    if (!t) kestrel::fail("kestrel_tensor_nbytes: tensor is NULL");
+    return int64_t(check_tensor("tensor", *t).nbytes);
+  });
+}
+
+namespace {
+// `max_loop_iterations` null: the SessionOptions default.
+kestrel_session* load_session(const char* path, const kestrel_options* options, const int64_t* max_loop_iterations) {
   return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
     if (!path) kestrel::fail("kestrel_session_load: path is NULL");
     kestrel::SessionOptions o;
@@ -73,10 +108,21 @@ kestrel_session* kestrel_session_load(const char* path, const kestrel_options* o
       if (options->precision) o.precision = options->precision;
       o.threads = options->threads;
     }
+    if (max_loop_iterations) o.max_loop_iterations = *max_loop_iterations;
     auto s = std::make_unique<kestrel_session>();
     s->session = kestrel::Session::load(path, o);
     return s.release();
   });
+}
+}  // namespace
+
+kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options) {
+  return load_session(path, options, nullptr);
+}
+
+kestrel_session* kestrel_session_load_with_loop_cap(const char* path, const kestrel_options* options,
+                                                    int64_t max_loop_iterations) {
+  return load_session(path, options, &max_loop_iterations);
 }
 
 void kestrel_session_free(kestrel_session* session) { delete session; }
@@ -105,7 +151,27 @@ const char* kestrel_session_backend(const kestrel_session* s) {
 
 kestrel_outputs* kestrel_session_run(kestrel_session* s, size_t input_count, const char* const* names,
                                      const kestrel_tensor* inputs) {
+  return kestrel_session_run_with(s, input_count, names, inputs, nullptr);
+}
+
+kestrel_cancel* kestrel_cancel_new(void) {
+  return guarded<>(static_cast<kestrel_cancel*>(nullptr), [] { return new kestrel_cancel; });
+}
+
+void kestrel_cancel_request(kestrel_cancel* c) {
+  if (c) c->requested.store(true);
+}
+
+void kestrel_cancel_free(kestrel_cancel* c) { delete c; }
+
+kestrel_outputs* kestrel_session_run_with(kestrel_session* s, size_t input_count, const char* const* names,
+                                          const kestrel_tensor* inputs, const kestrel_run_options* options) {
   return guarded<>(static_cast<kestrel_outputs*>(nullptr), [&] {
+    kestrel::RunControl control;
+    if (options) {
+      control.cancel = options->cancel ? &options->cancel->requested : nullptr;
+      control.timeout_ms = options->timeout_ms;
+    }
     if (!s) kestrel::fail("kestrel_session_run: session is NULL");
     if (input_count > 0 && (!names || !inputs)) kestrel::fail("kestrel_session_run: names or inputs is NULL");
     std::map<std::string, kestrel::Tensor> feeds;
@@ -115,7 +181,7 @@ kestrel_outputs* kestrel_session_run(kestrel_session* s, size_t input_count, con
         kestrel::fail("input '", names[i], "' is given twice");
     }
     auto out = std::make_unique<kestrel_outputs>();
-    out->tensors = s->session->run(feeds);
+    out->tensors = s->session->run(feeds, control);
     return out.release();
   });
 }

@@ -49,10 +49,17 @@ typedef struct kestrel_tensor {
   const void* data;
 } kestrel_tensor;
 
+/* The bytes t->data must hold for t's type and shape (kestrel_session_run
+ * copies exactly that many from each input), or -1 when Kestrel does not take
+ * the tensor: an unknown type, a rank above 64 or without a shape array, a
+ * negative dim, an element count or byte size past int64 or above 2^48
+ * bytes; the reason is in kestrel_last_error(). Check buffers against it. */
+int64_t kestrel_tensor_nbytes(const kestrel_tensor* t);
+
 typedef struct kestrel_options {
   const char* backend;   /* "auto" (NULL), "vulkan" or "cpu" */
   const char* precision; /* Vulkan storage: "auto" (NULL), "fp32" or "fp16" */
-  int32_t threads;       /* CPU threads; 0: every hardware thread */
+  int32_t threads;       /* CPU threads; 0: every hardware thread; at most 1024 */
 } kestrel_options;
 
 typedef struct kestrel_session kestrel_session;
@@ -63,7 +70,12 @@ const char* kestrel_last_error(void);
 
 /* Loads a model (options may be NULL: defaults). NULL on failure. */
 kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options);
-void kestrel_session_free(kestrel_session* session);
+/* Loads a model whose Loop and Scan nodes may each run at most
+ * max_loop_iterations iterations per run (kestrel_session_load allows
+ * 1000000; 0: no cap). A run that would go past it fails naming the node. */
+kestrel_session* kestrel_session_load_with_loop_cap(const char* path, const kestrel_options* options,
+                                                    int64_t max_loop_iterations);
+void kestrel_session_free(kestrel_session* session); /* after every run on it has returned */
 
 /* The model's inputs and outputs, in the model's order; names live as long
  * as the session. -1 / NULL on a bad session or index. */
@@ -77,6 +89,25 @@ const char* kestrel_session_backend(const kestrel_session* session);
 /* Runs with every model input given by name. NULL on failure. */
 kestrel_outputs* kestrel_session_run(kestrel_session* session, size_t input_count, const char* const* names,
                                      const kestrel_tensor* inputs);
+
+/* A flag to cancel runs from another thread: pass it in kestrel_run_options,
+ * then kestrel_cancel_request() makes every run using it stop before its next
+ * node or loop iteration and return NULL ("run cancelled ..." in
+ * kestrel_last_error()). A flag stays set; make a new one for new runs. Free
+ * it only after the runs using it have returned. */
+typedef struct kestrel_cancel kestrel_cancel;
+kestrel_cancel* kestrel_cancel_new(void);
+void kestrel_cancel_request(kestrel_cancel* cancel); /* safe from any thread */
+void kestrel_cancel_free(kestrel_cancel* cancel);
+
+typedef struct kestrel_run_options {
+  kestrel_cancel* cancel; /* NULL: the run cannot be cancelled */
+  double timeout_ms;      /* the run fails once this has passed; 0: no timeout */
+} kestrel_run_options;
+
+/* kestrel_session_run that can be cancelled or time out (options may be NULL). */
+kestrel_outputs* kestrel_session_run_with(kestrel_session* session, size_t input_count, const char* const* names,
+                                          const kestrel_tensor* inputs, const kestrel_run_options* options);
 
 int32_t kestrel_outputs_count(const kestrel_outputs* outputs);
 /* Fills *out with output `index`, whose shape and data stay valid until

@@ -75,11 +75,25 @@ SessionOptions session_options(const Args& a) {
   o.backend = a.get("--backend", "auto");
   o.precision = a.get("--precision", "auto");
   o.threads = a.get_int("--threads", 0);
-  KESTREL_CHECK(o.threads >= 0, "--threads must be 0 (all cores) or more");
+  KESTREL_CHECK(o.threads >= 0 && o.threads <= SessionOptions::kMaxThreads, "--threads must be 0 (all cores) to ",
+                SessionOptions::kMaxThreads, ", got ", o.threads);
+  o.max_loop_iterations = a.get_int("--max-loop-iterations", int(o.max_loop_iterations));
+  KESTREL_CHECK(o.max_loop_iterations >= 0, "--max-loop-iterations must be 0 (no cap) or more");
   return o;
 }
 
 namespace {
+// N of --dim SYMBOL=N: a whole number from 0 to int64's largest, nothing else.
+int64_t parse_dim(const std::string& v, const std::string& flag_value) {
+  bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+  int64_t n = 0;
+  for (size_t i = 0; digits && i < v.size(); ++i)
+    KESTREL_CHECK(mul_fits(n, 10, n) && add_fits(n, v[i] - '0', n), "--dim '", flag_value, "': ", v,
+                  " is larger than int64 holds");
+  KESTREL_CHECK(digits, "--dim expects SYMBOL=N with N a whole number 0 or more, got '", flag_value, "'");
+  return n;
+}
+
 Tensor random_tensor(const TensorInfo& info, const Shape& shape, std::mt19937& rng) {
   DType dt = info.dtype == DType::Undefined ? DType::Float32 : info.dtype;
   Tensor t(dt, shape);
@@ -119,7 +133,7 @@ std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsig
   for (auto [it, end] = a.flags.equal_range("--dim"); it != end; ++it) {
     auto eq = it->second.find('=');
     KESTREL_CHECK(eq != std::string::npos, "--dim expects SYMBOL=N, got '", it->second, "'");
-    dims[it->second.substr(0, eq)] = std::stoll(it->second.substr(eq + 1));
+    dims[it->second.substr(0, eq)] = parse_dim(it->second.substr(eq + 1), it->second);
   }
   std::mt19937 rng(seed);
   for (const auto& info : s.inputs()) {
@@ -130,6 +144,11 @@ std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsig
       if (d.known()) shape.push_back(d.value);
       else if (dims.count(d.symbol)) shape.push_back(dims[d.symbol]);
       else shape.push_back(1);
+    }
+    try {
+      tensor_nbytes(info.dtype == DType::Undefined ? DType::Float32 : info.dtype, shape);
+    } catch (const Error& e) {
+      fail("input '", info.name, "' ", info.shape_str(), " with its --dim sizes: ", e.what());
     }
     in[info.name] = random_tensor(info, shape, rng);
   }

@@ -10,6 +10,7 @@ const char* kUsage =
     "usage: kestrel <command> MODEL [options]\n"
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu|vulkan] [--precision auto|fp32|fp16]\n"
     "      [--threads N] [--dim SYM=N]... [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
+    "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
     "  bench MODEL [--backend ...] [--precision ...] [--threads N] [--runs N] [--json] [--profile]\n"
     "  inspect MODEL [--json] [--backend vulkan [--precision ...]]  (with --backend: the GPU/CPU split of one run)\n"
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_limits.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 
@@ -31,6 +32,13 @@ struct RunOptions {
   int threads = 1;
   NodeObserver on_node = nullptr;  // optional: called after each node
   void* user = nullptr;
+  RunLimits limits;  // cancellation, deadline and the loop iteration cap
+
+  // Executors call this before each node: throws RunCancelled naming the node
+  // the run stopped before, once the run is cancelled or past its deadline.
+  void check_stop_before(const ir::Node& n) const {
+    if (limits.stop_requested()) limits.stop("before " + n.where());
+  }
 };
 
 // Where a run put the graph's nodes (backends that split a graph report it).

@@ -72,6 +72,7 @@ void run_loop(KernelContext& ctx) {
   for (int i = 0; i < n_carried; ++i) carried.push_back(ctx.input(2 + i));
   std::vector<std::vector<Tensor>> scans(static_cast<size_t>(n_scan));
   for (int64_t it = 0; it < max_trips && cond; ++it) {
+    ctx.check_iteration(it);  // M may be 2^62 or cond may never turn false
     std::vector<Tensor> in{Tensor::scalar_i64(it), Tensor(DType::Bool, {})};
     *in[1].data<bool>() = cond;
     in.insert(in.end(), carried.begin(), carried.end());

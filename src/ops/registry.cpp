@@ -50,6 +50,20 @@ Tensor new_output_tensor(DType dtype, Shape shape) {
   return t;
 }
 
+const RunLimits& KernelContext::limits() const {
+  static const RunLimits none;
+  return none;
+}
+
+void KernelContext::check_iteration(int64_t done) const {
+  const RunLimits& l = limits();
+  if (l.max_loop_iterations > 0 && done >= l.max_loop_iterations)
+    fail("would run more than ", l.max_loop_iterations, " iterations, the most one Loop or Scan node may run per "
+         "run; raise the cap (SessionOptions::max_loop_iterations, --max-loop-iterations; 0 lifts it) if the model "
+         "really needs more");
+  if (l.stop_requested()) l.stop("at iteration " + std::to_string(done) + " of " + node.where());
+}
+
 std::vector<const OpDef*> all_ops() {
   std::vector<const OpDef*> v;
   for (auto& [k, d] : table()) v.push_back(&d);

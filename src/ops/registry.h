@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run_limits.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 
@@ -41,6 +42,13 @@ class KernelContext {
   // Runs a subgraph (an If branch, a Loop body) with these inputs. Names the
   // subgraph reads but does not define resolve in the scope of this node.
   virtual std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) = 0;
+  // What bounds this run (cancellation, deadline, loop cap); none by default.
+  virtual const RunLimits& limits() const;
+  // Loop and Scan call this before each iteration, `done` being how many
+  // this node has run so far: throws once the node reaches the run's
+  // iteration cap (an Error naming the node and the cap) or the run is
+  // cancelled (RunCancelled naming the node and the iteration).
+  void check_iteration(int64_t done) const;
 
   // Throws an Error prefixed with the node (`where()`).
   template <typename... A>

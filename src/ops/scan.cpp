@@ -71,14 +71,20 @@ Tensor declared_empty(const KernelContext& ctx, const ir::Graph& body, size_t ou
 // The step loop shared by both Scan versions: T steps over scan inputs xs
 // (sliced along in_axis, reversed where in_dir is set); returns the final
 // states followed by the K stacked scan outputs (undefined when T is 0).
+// `done` counts this node's steps across calls (opset 8 scans per batch entry).
 std::vector<Tensor> scan_steps(KernelContext& ctx, const ir::Graph& body, std::vector<Tensor> state,
                                const std::vector<Tensor>& xs, const std::vector<int>& in_axis,
                                const std::vector<int64_t>& in_dirs, const std::vector<int64_t>& out_axes,
-                               const std::vector<int64_t>& out_dirs, int64_t T) {
+                               const std::vector<int64_t>& out_dirs, int64_t T, int64_t& done) {
   const size_t N = state.size(), K = out_axes.size();
+  // The step count is known up front (a scan input [2^40, 0] holds no data
+  // but that many steps): refuse it before the outputs are sized by it.
+  const int64_t cap = ctx.limits().max_loop_iterations;
+  if (cap > 0 && T > cap - done) ctx.check_iteration(cap);
   std::vector<Tensor> outs(K);
   std::vector<int> out_axis(K);
   for (int64_t t = 0; t < T; ++t) {
+    ctx.check_iteration(done++);
     std::vector<Tensor> in(state);
     for (size_t i = 0; i < xs.size(); ++i) in.push_back(slice_at(xs[i], in_axis[i], in_dirs[i] ? T - 1 - t : t));
     std::vector<Tensor> res = ctx.run_subgraph(body, in);
@@ -131,7 +137,8 @@ void run_scan(KernelContext& ctx) {
     xs.push_back(x);
   }
   for (int64_t i = 0; i < N; ++i) state.push_back(ctx.input(int(i)));
-  std::vector<Tensor> res = scan_steps(ctx, body, state, xs, axis_of, in_dirs, out_axes, out_dirs, T);
+  int64_t done = 0;
+  std::vector<Tensor> res = scan_steps(ctx, body, state, xs, axis_of, in_dirs, out_axes, out_dirs, T, done);
   for (int64_t i = 0; i < N + K; ++i)
     ctx.set_output(int(i), res[size_t(i)].defined() ? res[size_t(i)]
                                                     : declared_empty(ctx, body, size_t(i), out_axes[size_t(i - N)], {0}));
@@ -166,13 +173,14 @@ void run_scan8(KernelContext& ctx) {
       if (l < 0 || l > S) ctx.fail("sequence length ", l, " is outside [0, ", S, "]");
   }
   std::vector<Tensor> out(static_cast<size_t>(N + K));
+  int64_t done = 0;  // steps over all batch entries, for the iteration cap
   for (int64_t b = 0; b < B; ++b) {
     std::vector<Tensor> state, xs;
     for (int64_t i = 0; i < N; ++i) state.push_back(slice_at(ctx.input(int(1 + i)), 0, b));
     for (int64_t i = 0; i < M; ++i) xs.push_back(slice_at(ctx.input(int(1 + N + i)), 0, b));
     std::vector<Tensor> res = scan_steps(ctx, body, state, xs, std::vector<int>(size_t(M), 0), dirs,
                                          std::vector<int64_t>(size_t(K), 0), std::vector<int64_t>(size_t(K), 0),
-                                         lens[size_t(b)]);
+                                         lens[size_t(b)], done);
     for (int64_t i = 0; i < N + K; ++i) {
       Tensor& r = res[size_t(i)];
       if (!r.defined()) continue;  // a scan output of 0 steps: its batch row stays zero

@@ -107,10 +107,18 @@ class CpuKernelContext : public ops::KernelContext {
   Tensor& output(int i, DType dtype, Shape shape) override {
     for (int64_t d : shape)
       if (d < 0) fail("computed a negative dimension for output ", i, ": ", shape_str(shape));
-    return slot(i) = ops::new_output_tensor(dtype, std::move(shape));
+    // A size that overflows, passes kMaxTensorBytes or cannot be allocated
+    // is an error naming the output.
+    try {
+      return slot(i) = ops::new_output_tensor(dtype, std::move(shape));
+    } catch (const Error& e) {
+      int v = i < num_outputs() ? node.outputs[size_t(i)] : -1;
+      fail("output ", v >= 0 ? "'" + scope_.graph->values[size_t(v)].name + "'" : std::to_string(i), ": ", e.what());
+    }
   }
   void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
   int threads() const override { return opts_.threads; }
+  const RunLimits& limits() const override { return opts_.limits; }
   std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) override {
     return execute(plan_.subgraph(g), inputs, &scope_, opts_);
   }
@@ -164,6 +172,8 @@ void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope&
   }
   try {
     def->run(ctx);
+  } catch (const RunCancelled&) {
+    throw;  // says where it stopped; the enclosing Loop or If adds nothing
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.rfind("node '", 0) == 0) throw;  // already names its node
@@ -206,6 +216,7 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
 
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
+    opts.check_stop_before(n);
     std::chrono::steady_clock::time_point t0;
     if (opts.on_node) t0 = std::chrono::steady_clock::now();
     run_node(plan, i, env, scope, opts);
