@@ -9,11 +9,12 @@ pkgs=(build-essential cmake pkg-config
       libdnnl-dev                                     # oneDNN: SGEMM behind Conv/MatMul/Gemm (AVX-512 where present)
       libvulkan-dev mesa-vulkan-drivers               # Vulkan backend; lavapipe is a Vulkan driver on the CPU
       glslang-tools                                   # GLSL compute shaders to SPIR-V at build time
-      libgtest-dev                                    # tests
+      vulkan-validationlayers                         # Khronos validation layer: scripts/validate_vulkan.sh checks every dispatch
+      libgtest-dev libgmock-dev                       # tests (GoogleTest and its matchers)
       libonnx-testdata                                # ONNX's backend test suite
       libstb-dev                                      # JPEG/PNG read and write for the demos
       python3-numpy                                   # the Python binding (python/kestrel.py) and its test
-      clang libclang-rt-14-dev                        # libFuzzer + AddressSanitizer for the loader fuzzer
+      clang libclang-rt-14-dev libomp-14-dev          # libFuzzer + AddressSanitizer for the fuzzers (clang's OpenMP)
       nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference
 missing=()
 for p in "${pkgs[@]}"; do

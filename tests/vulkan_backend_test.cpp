@@ -228,8 +228,10 @@ TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
     const int64_t n = 10000;
     auto model = onnx_io::load_model_bytes(chain_model(n).data(), chain_model(n).size(), "");
     auto ctx = vulkan::Context::open();
-    vulkan::AutoPrecisionCompiled c(std::make_unique<vulkan::VulkanCompiled>(std::shared_ptr<vulkan::Context>(ctx), model.graph, false, false),
-                                    std::make_unique<vulkan::VulkanCompiled>(std::shared_ptr<vulkan::Context>(ctx), model.graph, true, false));
+    backends::VulkanOptions vo;
+    vo.keep_small_host_work = false;
+    vulkan::AutoPrecisionCompiled c(std::make_unique<vulkan::VulkanCompiled>(ctx, model.graph, false, vo),
+                                    std::make_unique<vulkan::VulkanCompiled>(ctx, model.graph, true, vo));
     Tensor x = ramp(n);
     for (int64_t i = 0; i < n; ++i) x.data<float>()[i] *= scale;
     backends::RunOptions ro;

@@ -1,6 +1,7 @@
 #include "runtime/session.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <sstream>
 #include <thread>
@@ -23,6 +24,22 @@ std::string TensorInfo::shape_str() const {
 }
 
 namespace {
+// The session's device memory budget in MiB (0: none): the option, else the
+// environment, read here once.
+int64_t device_memory_mb(const SessionOptions& opts) {
+  KESTREL_CHECK(opts.device_memory_mb >= 0, "device_memory_mb must be 0 (no limit) or more, got ",
+                opts.device_memory_mb);
+  KESTREL_CHECK(opts.device_wait_s > 0, "device_wait_s must be positive, got ", opts.device_wait_s);
+  if (opts.device_memory_mb > 0) return opts.device_memory_mb;
+  const char* e = std::getenv("KESTREL_VK_MEMORY_MB");
+  if (!e || !*e) return 0;
+  char* end = nullptr;
+  long long mb = std::strtoll(e, &end, 10);
+  KESTREL_CHECK(*end == 0 && mb >= 0 && mb < (int64_t(1) << 40), "KESTREL_VK_MEMORY_MB must be a whole number of MiB, got '",
+                e, "'");
+  return mb;
+}
+
 TensorInfo info_of(const ir::Graph& g, int id) {
   const ir::Value& v = g.values[size_t(id)];
   return TensorInfo{v.name, v.dtype, v.shape};
@@ -46,6 +63,11 @@ std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, cons
 Session::~Session() = default;
 
 void Session::init(const SessionOptions& opts) {
+  // Checked before the work of loading: every edge (CLI, C API, Python) lands here.
+  KESTREL_CHECK(opts.threads >= 0 && opts.threads <= SessionOptions::kMaxThreads, "threads must be 0 (every hardware "
+                "thread) to ", SessionOptions::kMaxThreads, ", got ", opts.threads);
+  KESTREL_CHECK(opts.max_loop_iterations >= 0, "max_loop_iterations must be 0 (no cap) or more, got ",
+                opts.max_loop_iterations);
   onnx_io::validate_supported(model_->graph);
   passes::run_default_passes(model_->graph);
   families_ = families::claim_families(model_->graph);
@@ -56,13 +78,17 @@ void Session::init(const SessionOptions& opts) {
   if (vulkan) {
     backends::VulkanOptions vo;
     vo.precision = opts.precision;
+    vo.device_wait_s = opts.device_wait_s;
+    vo.device_memory_bytes = size_t(device_memory_mb(opts)) << 20;
     backend_ = backends::make_vulkan_backend(vo);
   } else {
     backend_ = backends::make_cpu_backend();
   }
   backend_name_ = backend_->name();
   compiled_ = backend_->compile(g);
-  threads_ = opts.threads > 0 ? opts.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  threads_ = opts.threads > 0 ? opts.threads
+                              : std::min(SessionOptions::kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
+  max_loop_iterations_ = opts.max_loop_iterations;
   for (int id : g.inputs) inputs_.push_back(info_of(g, id));
   for (int id : g.outputs) outputs_.push_back(info_of(g, id));
 }
@@ -130,10 +156,31 @@ std::vector<Tensor> Session::bind(const std::map<std::string, Tensor>& given) co
   return bound;
 }
 
-std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
-  auto t0 = std::chrono::steady_clock::now();
+backends::RunOptions Session::run_options(const RunControl& control) const {
+  KESTREL_CHECK(control.timeout_ms >= 0, "a run's timeout must be 0 (none) or more milliseconds, got ",
+                control.timeout_ms);
   backends::RunOptions ro;
   ro.threads = threads_;
+  ro.limits.max_loop_iterations = max_loop_iterations_;
+  ro.limits.cancel = control.cancel;
+  if (control.timeout_ms > 0) {
+    ro.limits.timeout_ms = control.timeout_ms;
+    // (Clamped to a year: a huge timeout must not overflow the clock.)
+    auto wait = std::chrono::duration<double, std::milli>(std::min(control.timeout_ms, 3.2e10));
+    ro.limits.deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(wait);
+  }
+  return ro;
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, RunStats* stats) const {
+  return run(inputs, RunControl{}, stats);
+}
+
+std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, const RunControl& control,
+                                 RunStats* stats) const {
+  auto t0 = std::chrono::steady_clock::now();
+  backends::RunOptions ro = run_options(control);
   auto out = compiled_->run(bind(inputs), ro);
   if (stats) stats->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
@@ -141,8 +188,7 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, Ru
 
 std::vector<Tensor> Session::run_traced(const std::map<std::string, Tensor>& inputs,
                                         backends::NodeObserver on_node, void* user) const {
-  backends::RunOptions ro;
-  ro.threads = threads_;
+  backends::RunOptions ro = run_options({});
   ro.on_node = on_node;
   ro.user = user;
   return compiled_->run(bind(inputs), ro);

@@ -4,6 +4,7 @@
 //   auto s = kestrel::Session::load("model.onnx");
 //   auto out = s->run({{"images", tensor}});
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,7 +32,33 @@ struct SessionOptions {
   // best one, whatever its kind. cpu: the reference backend.
   std::string backend = "auto";
   std::string precision = "auto";  // Vulkan storage: auto | fp32 | fp16 (KESTREL_PRECISION when auto)
-  int threads = 0;                 // 0: all hardware threads
+  int threads = 0;                 // 0: all hardware threads; at most kMaxThreads
+  // Vulkan: the longest wait for one submit of GPU work before a run fails
+  // with an error (the work's memory stays alive until the device is done).
+  double device_wait_s = 120;
+  // Vulkan: the device memory (MiB) the session may hold: weights, tensors
+  // and staging. Past it nodes run on the CPU, reported in the placement.
+  // 0: KESTREL_VK_MEMORY_MB when set, else no limit.
+  int64_t device_memory_mb = 0;
+  // The most iterations one Loop or Scan node may run within one run; 0: no
+  // cap. Exported loops run for tokens, boxes or sequence steps (thousands,
+  // rarely more), so a million only stops a loop that would not end (a trip
+  // count of 2^62, a condition that stays true) within seconds, before its
+  // per-iteration outputs fill memory.
+  int64_t max_loop_iterations = 1'000'000;
+
+  // More threads than this is a mistake, not a machine: the largest
+  // two-socket servers have under 1,024 hardware threads, and OpenMP aborts
+  // the process when it cannot create the threads asked for (100,000 does).
+  static constexpr int kMaxThreads = 1024;
+};
+
+// How one run may be stopped early. Either way the run throws RunCancelled
+// (a kestrel::Error) saying where it stopped.
+struct RunControl {
+  // Set to true from any thread to cancel the run; it must outlive the run.
+  const std::atomic<bool>* cancel = nullptr;
+  double timeout_ms = 0;  // 0: no timeout
 };
 
 struct RunStats {
@@ -61,6 +88,9 @@ class Session {
   // Runs with every model input given by name. Returns outputs in the model's
   // order. Throws Error on an unknown, missing or mistyped input.
   std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, RunStats* stats = nullptr) const;
+  // Same, and stops early (throwing RunCancelled) when `control` says so.
+  std::vector<Tensor> run(const std::map<std::string, Tensor>& inputs, const RunControl& control,
+                          RunStats* stats = nullptr) const;
   // Same, but each node's wall time is reported to `on_node` (for tracing).
   std::vector<Tensor> run_traced(const std::map<std::string, Tensor>& inputs,
                                  backends::NodeObserver on_node, void* user) const;
@@ -69,6 +99,7 @@ class Session {
   Session() = default;
   void init(const SessionOptions& opts);
   std::vector<Tensor> bind(const std::map<std::string, Tensor>& inputs) const;
+  backends::RunOptions run_options(const RunControl& control) const;
 
   std::unique_ptr<onnx_io::Model> model_;
   std::unique_ptr<backends::Backend> backend_;
@@ -77,6 +108,7 @@ class Session {
   std::string backend_name_;
   families::ClaimReport families_;
   int threads_ = 1;
+  int64_t max_loop_iterations_ = 0;
 };
 
 }  // namespace kestrel

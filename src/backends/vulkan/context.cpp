@@ -1,12 +1,15 @@
 #include "backends/vulkan/context.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 #include <filesystem>
 #include <fstream>
 
+#include "backends/vulkan/pipeline_cache_file.h"
 #include "backends/vulkan/shader_index.h"
 #include "core/error.h"
 
@@ -104,7 +107,11 @@ std::shared_ptr<Context> Context::open() {
 
 Context::~Context() {
   if (!device_) return;
+  // Whatever is still running (work a failed wait abandoned) finishes before
+  // the memory it writes is freed.
   vkDeviceWaitIdle(device_);
+  completed_ = submitted_;
+  retired_.clear();
   save_pipeline_cache();
   for (auto& [k, p] : pipelines_) vkDestroyPipeline(device_, p.pipeline, nullptr);
   for (auto& [k, l] : layouts_) vkDestroyPipelineLayout(device_, l, nullptr);
@@ -121,14 +128,18 @@ void Context::load_pipeline_cache() {
     std::snprintf(name, sizeof name, "/vk-%s-%s-%016llx.bin", info_.device_uuid.c_str(), info_.driver_version.c_str(),
                   static_cast<unsigned long long>(shaders_hash()));
     cache_path_ = dir + name;
-    std::ifstream in(cache_path_, std::ios::binary);
-    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(physical_, &props);
+    PipelineCacheKey key{props.vendorID, props.deviceID, {}};
+    std::memcpy(key.cache_uuid.data(), props.pipelineCacheUUID, key.cache_uuid.size());
+    // Whatever is at the path that is not a sound cache for this device is
+    // ignored: the cache is rebuilt, and saved over it when the path allows.
+    data = read_pipeline_cache_file(cache_path_, key).data;
   }
   VkPipelineCacheCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   ci.initialDataSize = data.size();
   ci.pInitialData = data.empty() ? nullptr : data.data();
-  // A corrupt or foreign file is ignored by the driver's own header check;
-  // if creation still fails, start empty.
+  // If the driver still refuses the data, start empty.
   if (vkCreatePipelineCache(device_, &ci, nullptr, &cache_) != VK_SUCCESS) {
     ci.initialDataSize = 0;
     ci.pInitialData = nullptr;
@@ -145,17 +156,9 @@ void Context::save_pipeline_cache() {
   if (size == cache_loaded_bytes_) return;  // nothing new
   std::vector<char> data(size);
   if (vkGetPipelineCacheData(device_, cache_, &size, data.data()) != VK_SUCCESS) return;
-  // Best effort: a read-only home must not break inference. Write then rename
-  // so a concurrent reader never sees half a file.
-  std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(cache_path_).parent_path(), ec);
-  std::string tmp = cache_path_ + ".tmp" + std::to_string(reinterpret_cast<uintptr_t>(this));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return;
-    out.write(data.data(), std::streamsize(size));
-  }
-  std::filesystem::rename(tmp, cache_path_, ec);
+  data.resize(size);
+  // Best effort: a read-only home must not break inference.
+  write_pipeline_cache_file(cache_path_, data);
 }
 
 const Pipeline& Context::pipeline(const std::string& name, bool f16, const std::vector<int32_t>& spec,
@@ -201,9 +204,12 @@ const Pipeline& Context::pipeline(const std::string& name, bool f16, const std::
               "main", spec.empty() ? nullptr : &si};
   cp.layout = layout;
   Pipeline p;
-  VkResult r = vkCreateComputePipelines(device_, cache_, 1, &cp, nullptr, &p.pipeline);
+  VkResult r = inject_fault(Fault::PipelineBuild) ? VK_ERROR_INITIALIZATION_FAILED
+                                                  : vkCreateComputePipelines(device_, cache_, 1, &cp, nullptr, &p.pipeline);
   vkDestroyShaderModule(device_, module, nullptr);
-  if (r != VK_SUCCESS) fail("Vulkan: building the pipeline for shader '", name, "' failed (VkResult ", int(r), ")");
+  if (r != VK_SUCCESS)
+    throw PipelineFailed("Vulkan: building the pipeline for shader '" + name + "' failed (VkResult " +
+                         std::to_string(int(r)) + ")");
   p.layout = layout;
   p.set_layout = set_layout;
   p.bindings = bindings;
@@ -215,25 +221,74 @@ size_t Context::pipelines_built() const {
   return pipelines_.size();
 }
 
-void Context::submit(VkCommandBuffer cmd, VkFence fence) {
+uint64_t Context::submit(VkCommandBuffer cmd, VkFence fence) {
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
-  VkResult r;
-  {
+  VkResult r = VK_ERROR_DEVICE_LOST;
+  uint64_t serial = 0;
+  if (!lost_ && !inject_fault(Fault::DeviceLost)) {
     std::lock_guard<std::mutex> lock(queue_mu_);
     r = vkQueueSubmit(queue_, 1, &si, fence);
+    if (r == VK_SUCCESS) serial = ++submitted_;
   }
-  if (r == VK_ERROR_DEVICE_LOST) fail("Vulkan: device '", info_.name, "' was lost (driver reset or hang)");
+  if (r == VK_ERROR_DEVICE_LOST) device_lost();
   check(r, "vkQueueSubmit");
+  return serial;
 }
 
-void Context::wait(VkFence fence, double timeout_s) {
-  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, uint64_t(timeout_s * 1e9));
-  if (r == VK_TIMEOUT) fail("Vulkan: work on '", info_.name, "' did not finish within ", timeout_s, " s");
-  if (r == VK_ERROR_DEVICE_LOST) fail("Vulkan: device '", info_.name, "' was lost (driver reset or hang)");
+void Context::device_lost() {
+  lost_ = true;
+  throw DeviceLost("Vulkan: device '" + info_.name + "' was lost (driver reset or hang)");
+}
+
+void Context::wait(VkFence fence, uint64_t serial, double timeout_s) {
+  VkResult r = vkWaitForFences(device_, 1, &fence, VK_TRUE, uint64_t(std::max(0.0, timeout_s) * 1e9));
+  if (r == VK_TIMEOUT)
+    fail("Vulkan: work on '", info_.name, "' did not finish within ", timeout_s,
+         " s (the device may be overloaded or hung; its memory is kept until it finishes)");
+  if (r == VK_ERROR_DEVICE_LOST) device_lost();
   check(r, "vkWaitForFences");
   vkResetFences(device_, 1, &fence);
+  // Everything up to `serial` is done: what was retired behind it can go
+  // (destroyed outside the lock: it may take the allocators' locks).
+  std::vector<std::shared_ptr<void>> done;
+  {
+    std::lock_guard<std::mutex> lock(retired_mu_);
+    completed_ = std::max(completed_, serial);
+    auto keep = retired_.begin();
+    for (auto& entry : retired_) {
+      if (entry.first <= completed_) done.push_back(std::move(entry.second));
+      else *keep++ = std::move(entry);
+    }
+    retired_.erase(keep, retired_.end());
+  }
+}
+
+bool Context::finished(uint64_t serial) const {
+  std::lock_guard<std::mutex> lock(retired_mu_);
+  return serial <= completed_;
+}
+
+void Context::retire(std::shared_ptr<void> keep) {
+  uint64_t last;
+  {
+    std::lock_guard<std::mutex> lock(queue_mu_);
+    last = submitted_;
+  }
+  {
+    std::lock_guard<std::mutex> lock(retired_mu_);
+    if (last > completed_) {
+      retired_.emplace_back(last, std::move(keep));
+      return;
+    }
+  }
+  keep.reset();  // nothing in flight: freed now, outside the lock
+}
+
+size_t Context::retired_count() const {
+  std::lock_guard<std::mutex> lock(retired_mu_);
+  return retired_.size();
 }
 
 }  // namespace kestrel::vulkan

@@ -6,6 +6,7 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -14,12 +15,31 @@
 #include <vector>
 
 #include "backends/vulkan/device.h"
+#include "core/error.h"
 
 namespace kestrel::vulkan {
 
 // Every pipeline has room for this many bytes of push constants (the
 // minimum maxPushConstantsSize the Vulkan spec guarantees).
 constexpr uint32_t kPushBytes = 128;
+
+// Failures a driver can answer with, injected by tests (Context::inject) to
+// show that Kestrel falls back or fails cleanly on each.
+enum class Fault {
+  OutOfDeviceMemory,  // vkAllocateMemory: VK_ERROR_OUT_OF_DEVICE_MEMORY
+  DeviceLost,         // vkQueueSubmit: VK_ERROR_DEVICE_LOST
+  PipelineBuild,      // vkCreateComputePipelines fails
+  kCount
+};
+
+// The device was lost (a driver reset or hang): nothing more runs on it.
+struct DeviceLost : Error {
+  using Error::Error;
+};
+// A compute pipeline could not be built: the node it was for runs on the CPU.
+struct PipelineFailed : Error {
+  using Error::Error;
+};
 
 struct Pipeline {
   VkPipeline pipeline = VK_NULL_HANDLE;
@@ -48,14 +68,38 @@ class Context {
   size_t pipelines_built() const;
   std::string pipeline_cache_path() const { return cache_path_; }
 
-  // Submits `cmd`, signalling `fence` when done. Queue access is serialized here.
-  void submit(VkCommandBuffer cmd, VkFence fence);
-  // Waits for `fence` (then resets it). Throws on device loss or when the
-  // work has not finished after `timeout_s` seconds.
-  void wait(VkFence fence, double timeout_s = 120);
+  // Submits `cmd`, signalling `fence` when done, and returns the submit's
+  // serial number (1, 2, ... in queue order). Queue access is serialized here.
+  uint64_t submit(VkCommandBuffer cmd, VkFence fence);
+  // Waits for `fence`, signalled by submit number `serial` (then resets it).
+  // Throws on device loss or when the work has not finished after
+  // `timeout_s` seconds; the work may then still be running.
+  void wait(VkFence fence, uint64_t serial, double timeout_s);
+  // True once submit `serial` and every submit before it have finished.
+  bool finished(uint64_t serial) const;
+
+  // Keeps `keep` (memory, command buffers, descriptor pools) alive until every
+  // submit made so far has finished, for whatever a failed wait or an error
+  // left in flight: memory is never freed while the device may still write
+  // it. Freed at once when the device has nothing outstanding.
+  void retire(std::shared_ptr<void> keep);
+  size_t retired_count() const;  // held by retire() and not yet freed
+  bool lost() const { return lost_; }
+
+  // Test hook: the next `times` times Kestrel reaches the point of `f`, it
+  // fails there as the driver would.
+  void inject(Fault f, int times = 1) { injected_[int(f)] = times; }
+  // True (and one fewer left) when a failure of `f` is injected here.
+  bool inject_fault(Fault f) {
+    std::atomic<int>& n = injected_[int(f)];
+    for (int k = n.load(); k > 0;)
+      if (n.compare_exchange_weak(k, k - 1)) return true;
+    return false;
+  }
 
  private:
   Context() = default;
+  [[noreturn]] void device_lost();  // marks the device lost and throws DeviceLost
   void load_pipeline_cache();
   void save_pipeline_cache();
 
@@ -74,6 +118,14 @@ class Context {
   std::map<uint32_t, VkDescriptorSetLayout> set_layouts_;
   std::map<uint32_t, VkPipelineLayout> layouts_;
   std::mutex queue_mu_;
+  // A fence signal covers its own submit and every earlier one on the queue,
+  // so one counter tells what has finished.
+  uint64_t submitted_ = 0;  // guarded by queue_mu_
+  std::atomic<bool> lost_{false};
+  std::atomic<int> injected_[int(Fault::kCount)] = {};
+  mutable std::mutex retired_mu_;
+  uint64_t completed_ = 0;  // the highest serial seen finished; guarded by retired_mu_
+  std::vector<std::pair<uint64_t, std::shared_ptr<void>>> retired_;  // (serial to wait for, what it keeps)
 };
 
 // 2-D grid for `groups` workgroups when one dimension is capped at `max_x`:

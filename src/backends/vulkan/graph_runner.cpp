@@ -15,12 +15,30 @@
 namespace kestrel::vulkan {
 
 // What one run needs for itself, reused by later runs: runs on several
-// threads at once each take their own.
+// threads at once each take their own. The recorder is declared last so that
+// it goes first: its destructor waits for any work still in flight before
+// the memory that work writes is freed.
 struct RunResources {
-  explicit RunResources(Context& c) : rec(c), device(c, MemoryKind::Device), host(c, MemoryKind::Host) {}
-  Recorder rec;
+  RunResources(Context& c, double wait_s, std::shared_ptr<MemoryBudget> b)
+      : budget(std::move(b)),
+        device(c, MemoryKind::Device, budget.get()),
+        host(c, MemoryKind::Host, budget.get()),
+        rec(c, wait_s) {}
+  std::shared_ptr<MemoryBudget> budget;
   Allocator device;
   Allocator host;
+  Recorder rec;
+};
+
+// What a compiled graph leaves behind when its device work may still be
+// running (a wait gave up): freed by Context::retire once the device is done.
+// Tensors go before the allocator they came from.
+struct Leftovers {
+  std::shared_ptr<MemoryBudget> budget;  // the allocators below count against it
+  std::unique_ptr<Allocator> weights;
+  std::vector<std::shared_ptr<GpuTensor>> resident;
+  std::unique_ptr<RunResources> run;
+  std::vector<std::shared_ptr<DeviceMemory>> staging;
 };
 
 namespace {
@@ -277,17 +295,27 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
   for (int k : def.host_inputs)
     if (k < int(n.inputs.size()) && n.inputs[size_t(k)] >= 0) host_needed.push_back(n.inputs[size_t(k)]);
   to_host(host_needed);
-  for (size_t k = 0; k < n.inputs.size(); ++k) {
-    int v = n.inputs[k];
-    if (v < 0 || std::count(def.host_inputs.begin(), def.host_inputs.end(), int(k))) continue;
-    to_device(v);
-  }
   VkOpContext ctx(n, def, *this);
   try {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int v = n.inputs[k];
+      if (v < 0 || std::count(def.host_inputs.begin(), def.host_inputs.end(), int(k))) continue;
+      to_device(v);
+    }
     def.record(ctx);
   } catch (Unsupported&) {
     for (int v : ctx.produced) gpu[size_t(v)].reset();
     throw;
+  } catch (const OutOfDeviceMemory& e) {
+    // Past the budget or the device's memory: this node runs on the CPU
+    // (what it recorded writes only memory given back with its outputs).
+    for (int v : ctx.produced) gpu[size_t(v)].reset();
+    throw Unsupported{e.what()};
+  } catch (const PipelineFailed& e) {
+    for (int v : ctx.produced) gpu[size_t(v)].reset();
+    throw Unsupported{e.what()};
+  } catch (const DeviceLost&) {
+    throw;  // the whole run moves to the CPU (VulkanCompiled::run)
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.rfind("node '", 0) == 0) throw;
@@ -309,22 +337,47 @@ bool integer_quantized(const ir::Graph& g) {
 }
 }  // namespace
 
-VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, bool keep_small)
-    : ctx_(std::move(ctx)), g_(g), keep_small_host_work_(keep_small), plan_(backends::cpu::Plan::build(g)) {
+VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half,
+                               const backends::VulkanOptions& opts, std::shared_ptr<MemoryBudget> budget)
+    : ctx_(std::move(ctx)),
+      g_(g),
+      keep_small_host_work_(opts.keep_small_host_work),
+      device_wait_s_(opts.device_wait_s),
+      plan_(backends::cpu::Plan::build(g)) {
   half_refused_ = half && integer_quantized(g);
   half_ = half && !half_refused_;
   gpu_def_.resize(g.nodes.size());
   cpu_reason_.resize(g.nodes.size());
   resident_.resize(g.values.size());
-  weights_ = std::make_unique<Allocator>(*ctx_, MemoryKind::Device);
-  RunResources upload(*ctx_);
+  budget_ = budget ? std::move(budget) : std::make_shared<MemoryBudget>(opts.device_memory_bytes);
+  weights_ = std::make_unique<Allocator>(*ctx_, MemoryKind::Device, budget_.get());
+  auto upload = std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_);
   std::vector<std::shared_ptr<DeviceMemory>> staging;
+  try {
+    place_and_upload(*upload, staging);
+    upload->rec.flush();
+  } catch (...) {
+    // Copies into the weights may still be running: keep their memory.
+    auto left = std::make_shared<Leftovers>();
+    left->budget = budget_;
+    left->weights = std::move(weights_);
+    left->resident = std::move(resident_);
+    left->run = std::move(upload);
+    left->staging = std::move(staging);
+    ctx_->retire(std::move(left));
+    throw;
+  }
+}
+
+// Per node: its Vulkan kernel or why it stays on the CPU; the weights of the
+// GPU nodes go to the device once, now, in the storage precision.
+void VulkanCompiled::place_and_upload(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging) {
+  const ir::Graph& g = g_;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     cpu_reason_[i] = static_verdict(n, g, half_);
     if (!cpu_reason_[i].empty()) continue;
     gpu_def_[i] = find_vk_op(n.domain, n.op_type, n.opset);
-    // Weights go to the device once, now, in the storage precision.
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
       if (v < 0 || resident_[size_t(v)] || std::count(gpu_def_[i]->host_inputs.begin(), gpu_def_[i]->host_inputs.end(), int(k)))
@@ -338,12 +391,17 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       gt->dtype = t.dtype();
       gt->shape = t.shape();
       gt->half = half_ && gt->is_float();
-      gt->memory = device_memory(*weights_, bytes);
+      std::shared_ptr<DeviceMemory> stg;
+      try {
+        gt->memory = device_memory(*weights_, bytes);
+        if (!gt->memory->a.mapped()) stg = device_memory(upload.host, bytes);
+      } catch (const OutOfDeviceMemory&) {
+        continue;  // past the budget: uploaded per run if its node fits then, else the node runs on the CPU
+      }
       if (uint8_t* p = gt->memory->a.mapped()) {
         write_storage(t, half_, p);
         weights_->host_wrote(gt->memory->a);
       } else {
-        auto stg = device_memory(upload.host, bytes);
         write_storage(t, half_, stg->a.mapped());
         upload.host.host_wrote(stg->a);
         upload.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, gt->range(true));
@@ -356,13 +414,18 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       resident_[size_t(v)] = std::move(gt);
     }
   }
-  upload.rec.flush();
 }
 
 VulkanCompiled::~VulkanCompiled() {
   std::lock_guard<std::mutex> lock(mu_);
   idle_.clear();
-  resident_.clear();
+  // The weights stay until the device has finished whatever may still read
+  // them (freed at once when nothing is in flight).
+  auto left = std::make_shared<Leftovers>();
+  left->budget = budget_;
+  left->weights = std::move(weights_);
+  left->resident = std::move(resident_);
+  ctx_->retire(std::move(left));
 }
 
 size_t VulkanCompiled::resident_bytes() const { return weights_->reserved_bytes(); }
@@ -376,7 +439,7 @@ std::unique_ptr<RunResources> VulkanCompiled::acquire() const {
       return r;
     }
   }
-  return std::make_unique<RunResources>(*ctx_);
+  return std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_);
 }
 
 void VulkanCompiled::give_back(std::unique_ptr<RunResources> r) const {
@@ -390,6 +453,33 @@ std::optional<backends::PlacementReport> VulkanCompiled::placement() const {
 }
 
 std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const {
+  std::string lost = "Vulkan: device '" + ctx_->info().name + "' was lost by an earlier run";
+  if (!ctx_->lost()) {
+    try {
+      return run_on_device(inputs, opts);
+    } catch (const DeviceLost& e) {
+      lost = e.what();  // what it left in flight was retired on the way out
+    }
+  }
+  return run_on_cpu(inputs, opts, lost);
+}
+
+std::vector<Tensor> VulkanCompiled::run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
+                                               const std::string& why) const {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts);
+  backends::PlacementReport report;
+  report.device = ctx_->info().name + " (vulkan, lost)";
+  report.cpu_nodes = int(g_.nodes.size());
+  report.cpu_reasons[why + ": every node runs on the CPU"] = report.cpu_nodes;
+  report.cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> lock(mu_);
+  last_ = report;
+  return outs;
+}
+
+std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inputs,
+                                                  const backends::RunOptions& opts) const {
   KESTREL_CHECK(inputs.size() == g_.inputs.size(), "graph '", g_.name, "' takes ", g_.inputs.size(), " inputs, got ",
                 inputs.size());
   std::vector<Shape> shapes;
@@ -412,16 +502,24 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
     }
   }
   std::unique_ptr<RunResources> res = acquire();
+  // After the run, or on its way out with an error: resources whose work has
+  // finished are reused; any other (a wait gave up, the device was lost)
+  // are kept until the device is done with them.
   struct Return {
     const VulkanCompiled& c;
     std::unique_ptr<RunResources>& r;
     ~Return() {
-      try {
-        r->rec.reset();
-      } catch (...) {
-        return;  // a lost device: drop these resources
+      if (!r->rec.failed()) {
+        try {
+          r->rec.reset();
+          c.give_back(std::move(r));
+          return;
+        } catch (...) {
+        }
       }
-      c.give_back(std::move(r));
+      auto left = std::make_shared<Leftovers>();
+      left->run = std::move(r);
+      c.ctx_->retire(std::move(left));
     }
   } give_back_on_exit{*this, res};
 
@@ -438,6 +536,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
 
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const ir::Node& n = g_.nodes[i];
+    opts.check_stop_before(n);
     auto t0 = std::chrono::steady_clock::now();
     bool on_gpu = false;
     const std::string* reason = &cpu_reason_[i];
@@ -469,6 +568,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
     if (on_gpu) {
       st.report.gpu_nodes++;
       st.report.gpu_flops += flops;
+      res->rec.end_node(flops);
     } else {
       st.report.cpu_nodes++;
       st.report.cpu_reasons[*reason]++;

@@ -9,6 +9,7 @@
 #include "backends/backend.h"
 #include "backends/cpu/executor.h"
 #include "backends/vulkan/op.h"
+#include "backends/vulkan/vulkan_backend.h"
 
 namespace kestrel::vulkan {
 
@@ -16,7 +17,10 @@ struct RunResources;
 
 class VulkanCompiled : public backends::CompiledGraph {
  public:
-  VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, bool keep_small_host_work);
+  // `budget`: the session's device memory, shared with its other compiled
+  // graphs (null: a budget of opts.device_memory_bytes for this one alone).
+  VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g, bool half, const backends::VulkanOptions& opts,
+                 std::shared_ptr<MemoryBudget> budget = nullptr);
   ~VulkanCompiled() override;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const override;
   std::optional<backends::PlacementReport> placement() const override;
@@ -30,7 +34,12 @@ class VulkanCompiled : public backends::CompiledGraph {
 
  private:
   friend struct RunState;
+  void place_and_upload(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging);
   std::unique_ptr<RunResources> acquire() const;
+  std::vector<Tensor> run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const;
+  // After the device was lost: the whole graph on the CPU, reported so.
+  std::vector<Tensor> run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
+                                 const std::string& why) const;
   void give_back(std::unique_ptr<RunResources> r) const;
 
   std::shared_ptr<Context> ctx_;
@@ -38,9 +47,11 @@ class VulkanCompiled : public backends::CompiledGraph {
   bool half_ = false;
   bool half_refused_ = false;  // float16 was asked for but the graph keeps float32
   bool keep_small_host_work_ = true;
+  double device_wait_s_ = 120;
   backends::cpu::Plan plan_;
   std::vector<const VkOpDef*> gpu_def_;
   std::vector<std::string> cpu_reason_;
+  std::shared_ptr<MemoryBudget> budget_;
   std::unique_ptr<Allocator> weights_;
   std::vector<std::shared_ptr<GpuTensor>> resident_;  // by value id (initializers used on the GPU)
   mutable std::mutex mu_;

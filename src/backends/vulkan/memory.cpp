@@ -13,7 +13,7 @@ size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
-Allocator::Allocator(Context& ctx, MemoryKind kind) : ctx_(ctx), kind_(kind) {
+Allocator::Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget) : ctx_(ctx), kind_(kind), budget_(budget) {
   const VkPhysicalDeviceMemoryProperties& mp = ctx.memory_properties();
   const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   // Preference lists, best first: {flags wanted, flags to avoid}. On a
@@ -55,18 +55,48 @@ Allocator::~Allocator() {
   for (auto& b : blocks_) {
     vkDestroyBuffer(ctx_.device(), b->buffer, nullptr);
     vkFreeMemory(ctx_.device(), b->memory, nullptr);
+    if (budget_) budget_->used -= b->size;
   }
 }
 
 Block* Allocator::new_block(size_t bytes) {
   auto b = std::make_unique<Block>();
   b->size = round_up(std::max(bytes, kBlockBytes), kBlockBytes);
+  const char* what = kind_ == MemoryKind::Device ? "device" : "host-visible";
+  if (budget_ && budget_->limit) {
+    // Under a budget a block is what is left of it when that is less than a
+    // whole block (but never less than the tensor). Reserved before it is
+    // allocated, so runs on several threads cannot both take the last room.
+    size_t used = budget_->used.load();
+    size_t left = budget_->limit > used ? budget_->limit - used : 0;
+    if (b->size > left) b->size = round_up(bytes, kAlign);
+    if (budget_->used.fetch_add(b->size) + b->size > budget_->limit) {
+      budget_->used -= b->size;
+      throw OutOfDeviceMemory("Vulkan: a " + std::to_string(bytes) + "-byte tensor does not fit the session's " +
+                              std::to_string(budget_->limit >> 20) + " MiB device memory budget (" +
+                              std::to_string(used) + " bytes held)");
+    }
+  } else if (budget_) {
+    budget_->used += b->size;
+  }
+  // From here the block's size is counted: every failure gives it back.
+  auto unreserve = [&] {
+    if (budget_) budget_->used -= b->size;
+  };
+  if (ctx_.inject_fault(Fault::OutOfDeviceMemory)) {
+    unreserve();
+    throw OutOfDeviceMemory("Vulkan: out of " + std::string(what) + " memory on '" + ctx_.info().name + "': a " +
+                            std::to_string(bytes) + "-byte tensor needs a new block (VkResult " +
+                            std::to_string(int(VK_ERROR_OUT_OF_DEVICE_MEMORY)) + ", injected)");
+  }
   VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   bci.size = b->size;
   bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  if (vkCreateBuffer(ctx_.device(), &bci, nullptr, &b->buffer) != VK_SUCCESS)
+  if (vkCreateBuffer(ctx_.device(), &bci, nullptr, &b->buffer) != VK_SUCCESS) {
+    unreserve();
     fail("Vulkan: cannot create a ", b->size, "-byte buffer on '", ctx_.info().name, "'");
+  }
   VkMemoryRequirements req;
   vkGetBufferMemoryRequirements(ctx_.device(), b->buffer, &req);
   VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
@@ -75,12 +105,16 @@ Block* Allocator::new_block(size_t bytes) {
   VkResult r = (req.memoryTypeBits & (1u << type_)) ? vkAllocateMemory(ctx_.device(), &mai, nullptr, &b->memory)
                                                    : VK_ERROR_FEATURE_NOT_PRESENT;
   if (r != VK_SUCCESS) {
+    unreserve();
     vkDestroyBuffer(ctx_.device(), b->buffer, nullptr);
     size_t have = 0;
     for (auto& x : blocks_) have += x->size;
-    fail("Vulkan: out of ", kind_ == MemoryKind::Device ? "device" : "host-visible", " memory on '",
-         ctx_.info().name, "': a ", bytes, "-byte tensor needs a new ", b->size, "-byte block (", have,
-         " bytes already held; VkResult ", int(r), ")");
+    std::string msg = "Vulkan: out of " + std::string(what) + " memory on '" + ctx_.info().name + "': a " +
+                      std::to_string(bytes) + "-byte tensor needs a new " + std::to_string(b->size) +
+                      "-byte block (" + std::to_string(have) + " bytes already held; VkResult " +
+                      std::to_string(int(r)) + ")";
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) throw OutOfDeviceMemory(msg);
+    fail(msg);
   }
   vkBindBufferMemory(ctx_.device(), b->buffer, b->memory, 0);
   if (host_visible_) {

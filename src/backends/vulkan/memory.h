@@ -7,10 +7,13 @@
 #include <vulkan/vulkan.h>
 
 #include <cstddef>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include "core/error.h"
 
 namespace kestrel::vulkan {
 
@@ -36,9 +39,25 @@ struct Allocation {
   uint8_t* mapped() const { return block->mapped ? block->mapped + offset : nullptr; }
 };
 
+// The Vulkan memory one session may hold (weights, tensors and staging,
+// counted in whole blocks as allocated from the driver), shared by all of
+// its allocators. 0: no limit.
+struct MemoryBudget {
+  explicit MemoryBudget(size_t limit_bytes) : limit(limit_bytes) {}
+  const size_t limit;
+  std::atomic<size_t> used{0};
+};
+
+// Thrown when an allocation does not fit: past the session's budget, or the
+// driver answered VK_ERROR_OUT_OF_DEVICE_MEMORY / OUT_OF_HOST_MEMORY. The
+// graph runner then runs the node on the CPU instead.
+struct OutOfDeviceMemory : Error {
+  using Error::Error;
+};
+
 class Allocator {
  public:
-  Allocator(Context& ctx, MemoryKind kind);
+  Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget = nullptr);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
@@ -61,6 +80,7 @@ class Allocator {
   Block* new_block(size_t bytes);
   Context& ctx_;
   MemoryKind kind_;
+  MemoryBudget* budget_;
   uint32_t type_ = 0;
   bool host_visible_ = false;
   bool coherent_ = true;

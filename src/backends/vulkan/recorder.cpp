@@ -14,9 +14,23 @@ bool overlap(const BufferRange& a, const BufferRange& b) {
   return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
+// The work one submit may hold, in FLOPs (node_flops: 2 per multiply-add,
+// else 1 per output element). lavapipe runs Kestrel's shaders at about
+// 10 GFLOP/s on two idle cores (IS-Net's convolutions); 1 GFLOP is a tenth of
+// a second there, still seconds with every core taken by other work, against
+// a wait limit of minutes. Mobile GPUs reset work that runs past about
+// 500 ms (msm's hang check); 4 GFLOP is well under that at their tens of
+// GFLOP/s. On a discrete GPU the 64-dispatch cap decides.
+double work_per_submit(const DeviceInfo& d) {
+  if (d.type == "cpu") return 1e9;
+  if (d.type == "discrete") return 1e12;
+  return 4e9;
+}
+
 }  // namespace
 
-Recorder::Recorder(Context& ctx) : ctx_(ctx) {
+Recorder::Recorder(Context& ctx, double wait_s)
+    : ctx_(ctx), wait_s_(wait_s), work_per_submit_(work_per_submit(ctx.info())) {
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
   pci.queueFamilyIndex = ctx.queue_family();
@@ -24,13 +38,10 @@ Recorder::Recorder(Context& ctx) : ctx_(ctx) {
 }
 
 Recorder::~Recorder() {
-  if (pending()) {
-    try {
-      flush();
-    } catch (...) {
-    }
-  }
-  vkDeviceWaitIdle(ctx_.device());
+  // A failed recorder reaches here through Context::retire, once its work is
+  // done. Anything else still in flight (an owner that never flushed) is
+  // waited for: the pools below hold what the device reads.
+  if (fences_used_ > waited_ && !ctx_.finished(last_serial_)) vkDeviceWaitIdle(ctx_.device());
   for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(ctx_.device(), p, nullptr);
   for (VkFence f : fences_) vkDestroyFence(ctx_.device(), f, nullptr);
   vkDestroyCommandPool(ctx_.device(), pool_, nullptr);
@@ -134,18 +145,31 @@ void Recorder::dispatch(const Pipeline& p, const std::vector<BufferRange>& range
   if (++since_submit_ >= 64) submit_recorded();
 }
 
+void Recorder::end_node(double flops) {
+  work_since_submit_ += flops;
+  if (cmd_ && work_since_submit_ >= work_per_submit_) submit_recorded();
+}
+
 void Recorder::submit_recorded() {
+  KESTREL_CHECK(!failed_, "Vulkan: recording after a failed wait");
   vkEndCommandBuffer(cmd_);
   VkCommandBuffer cmd = cmd_;
   cmd_ = VK_NULL_HANDLE;
   since_submit_ = 0;
+  work_since_submit_ = 0;
   if (fences_used_ == fences_.size()) {
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence f;
     if (vkCreateFence(ctx_.device(), &fi, nullptr, &f) != VK_SUCCESS) fail("Vulkan: vkCreateFence failed");
     fences_.push_back(f);
+    serials_.push_back(0);
   }
-  ctx_.submit(cmd, fences_[fences_used_]);
+  try {
+    last_serial_ = serials_[fences_used_] = ctx_.submit(cmd, fences_[fences_used_]);
+  } catch (...) {
+    failed_ = true;  // a lost device: earlier submits may still be in flight
+    throw;
+  }
   ++fences_used_;
   ++submits_;
 }
@@ -172,15 +196,22 @@ void Recorder::flush() {
   vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   submit_recorded();
-  // Every submit so far is done once all their fences have signalled.
+  // Every submit so far is done once all their fences have signalled. Each
+  // wait covers one submit's work: the one before it has already finished.
   auto t0 = std::chrono::steady_clock::now();
-  for (; waited_ < fences_used_; ++waited_) ctx_.wait(fences_[waited_]);
+  try {
+    for (; waited_ < fences_used_; ++waited_) ctx_.wait(fences_[waited_], serials_[waited_], wait_s_);
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
   wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   fences_used_ = waited_ = 0;
   touched_.clear();
 }
 
 void Recorder::reset() {
+  KESTREL_CHECK(!failed_, "Vulkan: a recorder whose work may still run cannot be reused");
   flush();
   // A run that left everything on the CPU recorded nothing: no pool to reset
   // (driver calls that cost a small model's run several microseconds).

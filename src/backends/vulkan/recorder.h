@@ -1,7 +1,12 @@
-// Records the GPU work of one run into command buffers: every 64 dispatches
-// the buffer so far is submitted without waiting (the GPU starts while the
-// rest is recorded, and no single submit holds unbounded work), and the host
-// waits only when it needs a result. A barrier goes in only where a dispatch or copy
+// Records the GPU work of one run into command buffers. The buffer so far is
+// submitted without waiting every 64 dispatches, and after any node that
+// brings the work since the last submit past a budget sized for the device
+// (work_per_submit in recorder.cpp): the GPU starts while the rest is
+// recorded, and each submit finishes far within the wait limit even on a
+// loaded CPU device or under a mobile GPU's hang check. The host waits only
+// when it needs a result. A wait that gives up marks the recorder failed: its
+// work may still be running, so its owner hands it to Context::retire
+// instead of freeing it. A barrier goes in only where a dispatch or copy
 // touches memory that earlier, unbarriered work wrote (read after write), or
 // writes memory that earlier work read or wrote (the allocator reuses freed
 // ranges within a run). Descriptor sets come from pools that are reset after
@@ -24,7 +29,8 @@ struct BufferRange {
 
 class Recorder {
  public:
-  explicit Recorder(Context& ctx);
+  // wait_s: the longest flush() waits for any one submit (Context::wait).
+  Recorder(Context& ctx, double wait_s);
   ~Recorder();
   Recorder(const Recorder&) = delete;
   Recorder& operator=(const Recorder&) = delete;
@@ -33,10 +39,15 @@ class Recorder {
   void dispatch(const Pipeline& p, const std::vector<BufferRange>& ranges, const void* push, uint32_t push_bytes,
                 uint32_t gx, uint32_t gy, uint32_t gz);
   void copy(const BufferRange& src, const BufferRange& dst);
+  // After each node: `flops` of work were recorded for it (node_flops).
+  void end_node(double flops);
   // Submits what was recorded (if anything) and waits for all of it.
   void flush();
   bool pending() const { return cmd_ != VK_NULL_HANDLE || fences_used_ > 0; }
+  // A wait gave up or the device was lost: submitted work may still run.
+  bool failed() const { return failed_; }
   // After a run: command buffers and descriptor sets go back to their pools.
+  // Not allowed once failed().
   void reset();
 
   size_t dispatches() const { return dispatches_; }
@@ -51,8 +62,14 @@ class Recorder {
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
 
   Context& ctx_;
+  double wait_s_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
   std::vector<VkFence> fences_;     // one per submit of a run, reused run after run
+  std::vector<uint64_t> serials_;   // the submit serial each used fence signals (Context::submit)
+  uint64_t last_serial_ = 0;        // of the latest submit
+  bool failed_ = false;
+  double work_per_submit_;          // FLOPs
+  double work_since_submit_ = 0;
   size_t fences_used_ = 0;          // fences_[0, fences_used_) were submitted since the last flush
   size_t waited_ = 0;               // ... and fences_[0, waited_) have signalled
   size_t since_submit_ = 0;         // dispatches recorded into cmd_

@@ -12,8 +12,8 @@ namespace {
 class VulkanBackend : public Backend {
  public:
   // auto_half: compile both precisions and let the first run choose.
-  VulkanBackend(std::shared_ptr<vulkan::Context> ctx, bool half, bool auto_half, bool keep_small)
-      : ctx_(std::move(ctx)), half_(half), auto_half_(auto_half), keep_small_(keep_small) {}
+  VulkanBackend(std::shared_ptr<vulkan::Context> ctx, bool half, bool auto_half, const VulkanOptions& opts)
+      : ctx_(std::move(ctx)), half_(half), auto_half_(auto_half), opts_(opts) {}
   std::string name() const override { return "vulkan"; }
   std::vector<NodeVerdict> capability(const ir::Graph& g) const override {
     std::vector<NodeVerdict> v;
@@ -24,18 +24,21 @@ class VulkanBackend : public Backend {
     return v;
   }
   std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const override {
-    if (auto_half_)
+    if (auto_half_) {
+      // Both precisions' weights count against one budget.
+      auto budget = std::make_shared<vulkan::MemoryBudget>(opts_.device_memory_bytes);
       return std::make_unique<vulkan::AutoPrecisionCompiled>(
-          std::make_unique<vulkan::VulkanCompiled>(ctx_, g, false, keep_small_),
-          std::make_unique<vulkan::VulkanCompiled>(ctx_, g, true, keep_small_));
-    return std::make_unique<vulkan::VulkanCompiled>(ctx_, g, half_, keep_small_);
+          std::make_unique<vulkan::VulkanCompiled>(ctx_, g, false, opts_, budget),
+          std::make_unique<vulkan::VulkanCompiled>(ctx_, g, true, opts_, budget));
+    }
+    return std::make_unique<vulkan::VulkanCompiled>(ctx_, g, half_, opts_);
   }
 
  private:
   std::shared_ptr<vulkan::Context> ctx_;
   bool half_;
   bool auto_half_;
-  bool keep_small_;
+  VulkanOptions opts_;
 };
 
 }  // namespace
@@ -67,7 +70,7 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
     // dependent, so the first run decides (auto_precision.h).
     auto_half = ctx->fp16_storage() && ctx->info().type != "cpu";
   }
-  return std::make_unique<VulkanBackend>(std::move(ctx), half, auto_half, opts.keep_small_host_work);
+  return std::make_unique<VulkanBackend>(std::move(ctx), half, auto_half, opts);
 }
 
 bool gpu_vulkan_device_present() {

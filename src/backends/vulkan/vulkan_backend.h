@@ -17,6 +17,12 @@ struct VulkanOptions {
   // Small tensors already on the host (shape arithmetic) are computed there
   // instead of round-tripping through the device. Tests turn it off.
   bool keep_small_host_work = true;
+  // The longest the host waits for one submit of GPU work before the run
+  // fails. Submits are sized to finish far within it (recorder.h).
+  double device_wait_s = 120;
+  // The Vulkan memory a session may hold (0: no limit). Past it a node runs
+  // on the CPU instead, and the placement report says why.
+  size_t device_memory_bytes = 0;
 };
 
 // Throws Error when no Vulkan device can be opened.
