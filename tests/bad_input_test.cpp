@@ -13,65 +13,22 @@
 #include <fstream>
 #include <limits>
 #include <thread>
-#include <variant>
 
+#include "onnx_builders.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
+using namespace kestrel::test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFloat = onnx::TensorProto::FLOAT;
-
-// A dim is a size or a symbol ("batch").
-using DimSpec = std::variant<int64_t, std::string>;
-
-onnx::ModelProto make_model(int opset = 13, int64_t ir_version = 8) {
-  onnx::ModelProto m;
-  m.set_ir_version(ir_version);
-  m.set_producer_name("kestrel-bad-input-test");
-  auto* os = m.add_opset_import();
-  os->set_domain("");
-  os->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-void set_type(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<DimSpec>& dims) {
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (const auto& d : dims) {
-    auto* dp = shape->add_dim();
-    if (auto* n = std::get_if<int64_t>(&d)) dp->set_dim_value(*n);
-    else dp->set_dim_param(std::get<std::string>(d));
-  }
-}
-
-void add_input(onnx::GraphProto* g, const std::string& name, const std::vector<DimSpec>& dims, int elem = kFloat) {
-  set_type(g->add_input(), name, elem, dims);
-}
-
-void add_output(onnx::GraphProto* g, const std::string& name) { g->add_output()->set_name(name); }
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> ins,
-                          std::vector<std::string> outs, const std::string& name = "") {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& i : ins) n->add_input(i);
-  for (auto& o : outs) n->add_output(o);
-  return n;
-}
-
 // x -> Identity -> y, the smallest model that runs today.
 onnx::ModelProto identity_model() {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2), int64_t(3)});
+  add_input(g, "x", {2, 3});
   add_node(g, "Identity", {"x"}, {"y"}, "id");
   add_output(g, "y");
   return m;
@@ -87,35 +44,6 @@ onnx::ModelProto initializer_model(onnx::TensorProto** w) {
   add_node(g, "Identity", {"w"}, {"y"}, "id");
   add_output(g, "y");
   return m;
-}
-
-std::string bytes_of(const onnx::ModelProto& m) {
-  std::string s;
-  EXPECT_TRUE(m.SerializeToString(&s));
-  return s;
-}
-
-// The Error message of loading these bytes; fails the test if loading succeeds.
-// Any exception other than kestrel::Error escapes and fails the test too.
-std::string load_error(const std::string& bytes) {
-  try {
-    Session::load_bytes(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the model loaded, but an Error was expected";
-  return "";
-}
-std::string load_error(const onnx::ModelProto& m) { return load_error(bytes_of(m)); }
-
-std::string load_file_error(const std::string& path) {
-  try {
-    Session::load(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "'" << path << "' loaded, but an Error was expected";
-  return "";
 }
 
 std::string run_error(const Session& s, const std::map<std::string, Tensor>& in) {
@@ -211,7 +139,7 @@ TEST(BadBytes, EmptyBufferAndNoGraph) {
 TEST(BadGraph, UnknownOpNamesOpDomainOpsetAndNode) {
   auto m = make_model(13);
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "FrobnicateXYZ", {"x"}, {"y"}, "mystery_node");
   add_output(g, "y");
   std::string msg = load_error(m);
@@ -227,7 +155,7 @@ TEST(BadGraph, UnknownCustomDomainOpNamesDomain) {
   os->set_domain("com.example.vendor");
   os->set_version(3);
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "Identity", {"x"}, {"y"}, "vendor_id")->set_domain("com.example.vendor");
   add_output(g, "y");
   std::string msg = load_error(m);
@@ -238,7 +166,7 @@ TEST(BadGraph, UnknownCustomDomainOpNamesDomain) {
 TEST(BadGraph, DomainNotImportedIsNamed) {
   auto m = make_model(13);
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "Thing", {"x"}, {"y"}, "orphan")->set_domain("org.unimported");
   add_output(g, "y");
   EXPECT_THAT(load_error(m), HasSubstr("node 'orphan' (org.unimported.Thing) uses domain 'org.unimported', which "
@@ -248,7 +176,7 @@ TEST(BadGraph, DomainNotImportedIsNamed) {
 TEST(BadGraph, ThreeUnsupportedNodesInOneError) {
   auto m = make_model(13);
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "NoSuchOpA", {"x"}, {"a"}, "first");
   add_node(g, "Identity", {"a"}, {"b"}, "fine");
   add_node(g, "NoSuchOpB", {"b"}, {"c"}, "second");
@@ -265,7 +193,7 @@ TEST(BadGraph, ThreeUnsupportedNodesInOneError) {
 TEST(BadGraph, CycleNamesBothNodes) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "Identity", {"q"}, {"p"}, "ping");
   add_node(g, "Identity", {"p"}, {"q"}, "pong");
   add_output(g, "p");
@@ -278,7 +206,7 @@ TEST(BadGraph, CycleNamesBothNodes) {
 TEST(BadGraph, ValueNothingProducesIsNamed) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "Identity", {"ghost"}, {"y"}, "reader");
   add_output(g, "y");
   EXPECT_THAT(load_error(m), HasSubstr("node 'reader' (Identity) reads 'ghost', which is neither a graph input, an "
@@ -288,7 +216,7 @@ TEST(BadGraph, ValueNothingProducesIsNamed) {
 TEST(BadGraph, ValueProducedTwiceNamesBothNodes) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(2)});
+  add_input(g, "x", {2});
   add_node(g, "Identity", {"x"}, {"y"}, "one");
   add_node(g, "Identity", {"x"}, {"y"}, "two");
   add_output(g, "y");
@@ -331,16 +259,16 @@ TEST(BadGraph, SchemaInvalidNodeDoesNotCrashShapeInference) {
   // else (NoSuchOp included) is looked at.
   auto m = make_model(9);
   auto* g = m.mutable_graph();
-  add_input(g, "init", {int64_t(2)});
-  add_input(g, "xs", {int64_t(3), int64_t(2)});
+  add_input(g, "init", {2});
+  add_input(g, "xs", {3, 2});
   auto* scan = add_node(g, "Scan", {"init", "xs"}, {"sum", "ys"}, "scan");
   auto* a = scan->add_attribute();
   a->set_name("body");
   a->set_type(onnx::AttributeProto::GRAPH);
   auto* body = a->mutable_g();
   body->set_name("body");
-  add_input(body, "s_in", {int64_t(2)});
-  add_input(body, "x", {int64_t(2)});
+  add_input(body, "s_in", {2});
+  add_input(body, "x", {2});
   add_node(body, "Identity", {"s_in"}, {"s_out"});
   add_node(body, "Identity", {"x"}, {"y"});
   add_output(body, "s_out");
@@ -544,8 +472,8 @@ TEST(ExternalDataBytes, NeedsAFolder) {
 std::unique_ptr<Session> two_input_session() {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {std::string("batch"), int64_t(3)});
-  add_input(g, "y", {std::string("batch"), int64_t(3)});
+  add_input(g, "x", {"batch", 3});
+  add_input(g, "y", {"batch", 3});
   add_node(g, "Identity", {"x"}, {"ox"}, "idx");
   add_node(g, "Identity", {"y"}, {"oy"}, "idy");
   add_output(g, "ox");
@@ -666,7 +594,7 @@ TEST(NonFinite, NanAndInfFromConstantThroughIdentity) {
 TEST(NonFinite, HalfNanAndInfPassThroughIdentity) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {int64_t(4)}, onnx::TensorProto::FLOAT16);
+  add_input(g, "x", {4}, onnx::TensorProto::FLOAT16);
   add_node(g, "Identity", {"x"}, {"y"}, "id");
   add_output(g, "y");
   std::string b = bytes_of(m);
@@ -686,8 +614,8 @@ TEST(Concurrency, EightThreadsShareOneSession) {
   // whose mask output is allocated on every run; c: a Constant.
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {std::string("batch"), int64_t(3)});
-  add_input(g, "y", {std::string("batch"), int64_t(3)});
+  add_input(g, "x", {"batch", 3});
+  add_input(g, "y", {"batch", 3});
   std::string prev = "x";
   for (int i = 0; i < 16; ++i) {
     std::string next = i == 15 ? "ox" : "x" + std::to_string(i);

@@ -13,105 +13,30 @@
 #include <string>
 #include <vector>
 
+#include "onnx_builders.h"
+
 namespace kestrel::test {
 
 namespace proto {
 
-constexpr int kFloat = onnx::TensorProto::FLOAT;
-
-inline onnx::ModelProto model(int opset = 13) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("kestrel-hostile-models");
-  auto* os = m.add_opset_import();
-  os->set_domain("");
-  os->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-inline void typed(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims,
-                  int elem = kFloat) {
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-inline void input(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                  int elem = kFloat) {
-  typed(g->add_input(), name, dims, elem);
-}
-
-inline void output(onnx::GraphProto* g, const std::string& name) { g->add_output()->set_name(name); }
-
-// A float initializer `name` of `dims` filled with `value`.
-inline void initializer(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-                        float value = 1.0f) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(kFloat);
-  int64_t n = 1;
-  for (int64_t d : dims) t->add_dims(d), n *= d;
-  for (int64_t i = 0; i < n; ++i) t->add_float_data(value);
-}
-
-inline onnx::NodeProto* node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& ins,
-                             const std::vector<std::string>& outs, const std::string& name) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (const auto& i : ins) n->add_input(i);
-  for (const auto& o : outs) n->add_output(o);
-  return n;
-}
-
-inline void ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
-inline void int_attr(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-inline void float_attr(onnx::NodeProto* n, const std::string& name, float v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
-inline void string_attr(onnx::NodeProto* n, const std::string& name, const std::string& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-
 // x [1,1,5,5] -> OP (node `name`) -> y, with a [1,1,3,3] weight `w` when the op takes one.
 inline onnx::ModelProto window_model(const std::string& op, const std::string& name, onnx::NodeProto** n,
                                      int elem = kFloat) {
-  auto m = model();
+  auto m = make_model();
   auto* g = m.mutable_graph();
-  input(g, "x", {1, 1, 5, 5}, elem);
+  add_input(g, "x", {1, 1, 5, 5}, elem);
   bool weighted = op == "Conv" || op == "ConvInteger" || op == "ConvTranspose";
-  if (weighted) input(g, "w", {1, 1, 3, 3}, elem);
-  *n = node(g, op, weighted ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"}, {"y"}, name);
-  if (!weighted) ints(*n, "kernel_shape", {3, 3});
-  output(g, "y");
+  if (weighted) add_input(g, "w", {1, 1, 3, 3}, elem);
+  *n = add_node(g, op, weighted ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"}, {"y"}, name);
+  if (!weighted) set_ints(*n, "kernel_shape", {3, 3});
+  add_output(g, "y");
   return m;
 }
 
 inline onnx::ModelProto strides_zero(const std::string& op, int elem = kFloat) {
   onnx::NodeProto* n;
   auto m = window_model(op, "win", &n, elem);
-  ints(n, "strides", {0, 1});
+  set_ints(n, "strides", {0, 1});
   return m;
 }
 
@@ -138,24 +63,24 @@ inline std::vector<HostileModel> hostile_models() {
   cases.push_back({"ConvInteger_strides_zero", [] { return strides_zero("ConvInteger", onnx::TensorProto::UINT8); },
                    {"node 'win' (ConvInteger)", "strides", "positive"}});
   cases.push_back({"QLinearConv_strides_zero", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
                      const int u8 = onnx::TensorProto::UINT8;
-                     input(g, "x", {1, 1, 5, 5}, u8);
-                     input(g, "w", {1, 1, 3, 3}, u8);
-                     for (const char* scale : {"x_scale", "w_scale", "y_scale"}) input(g, scale, {});
-                     for (const char* zero : {"x_zero", "w_zero", "y_zero"}) input(g, zero, {}, u8);
-                     auto* n = node(g, "QLinearConv", {"x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"},
+                     add_input(g, "x", {1, 1, 5, 5}, u8);
+                     add_input(g, "w", {1, 1, 3, 3}, u8);
+                     for (const char* scale : {"x_scale", "w_scale", "y_scale"}) add_input(g, scale, {});
+                     for (const char* zero : {"x_zero", "w_zero", "y_zero"}) add_input(g, zero, {}, u8);
+                     auto* n = add_node(g, "QLinearConv", {"x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero"},
                                     {"y"}, "win");
-                     ints(n, "strides", {0, 1});
-                     output(g, "y");
+                     set_ints(n, "strides", {0, 1});
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'win' (QLinearConv)", "strides", "positive"}});
   cases.push_back({"Conv_dilations_zero", [] {
                      onnx::NodeProto* n;
                      auto m = window_model("Conv", "win", &n);
-                     ints(n, "dilations", {1, 0});
+                     set_ints(n, "dilations", {1, 0});
                      return m;
                    },
                    {"node 'win' (Conv)", "dilations", "positive"}});
@@ -169,199 +94,199 @@ inline std::vector<HostileModel> hostile_models() {
   cases.push_back({"Conv_negative_pads", [] {
                      onnx::NodeProto* n;
                      auto m = window_model("Conv", "win", &n);
-                     ints(n, "pads", {0, -1, 0, 0});
+                     set_ints(n, "pads", {0, -1, 0, 0});
                      return m;
                    },
                    {"node 'win' (Conv)", "pads", "-1"}});
   cases.push_back({"Conv_strides_length_mismatch", [] {
                      onnx::NodeProto* n;
                      auto m = window_model("Conv", "win", &n);
-                     ints(n, "strides", {1, 1, 1});
+                     set_ints(n, "strides", {1, 1, 1});
                      return m;
                    },
                    {"node 'win' (Conv)", "strides", "3 values", "2 spatial"}});
   cases.push_back({"ConvTranspose_weight_rank_below_input", [] {
                      // ONNX's inference reads one kernel size per input spatial dim from the
                      // weight's shape: past the end of it here.
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {1, 1, 5, 5});
-                     input(g, "w", {1, 1, 3});
-                     node(g, "ConvTranspose", {"x", "w"}, {"y"}, "up");
-                     output(g, "y");
+                     add_input(g, "x", {1, 1, 5, 5});
+                     add_input(g, "w", {1, 1, 3});
+                     add_node(g, "ConvTranspose", {"x", "w"}, {"y"}, "up");
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'up' (ConvTranspose)", "input 'x' has rank 4 but weight 'w' has rank 3"}});
   cases.push_back({"Conv_strides_zero_in_if_branch", [] {
                      // The same division inside a subgraph: inference recurses into If branches.
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "cond", {}, onnx::TensorProto::BOOL);
-                     input(g, "x", {1, 1, 5, 5});
-                     initializer(g, "w", {1, 1, 3, 3});
-                     auto* n = node(g, "If", {"cond"}, {"y"}, "branch");
+                     add_input(g, "cond", {}, onnx::TensorProto::BOOL);
+                     add_input(g, "x", {1, 1, 5, 5});
+                     add_float_initializer(g, "w", {1, 1, 3, 3});
+                     auto* n = add_node(g, "If", {"cond"}, {"y"}, "branch");
                      auto* then_attr = n->add_attribute();
                      then_attr->set_name("then_branch");
                      then_attr->set_type(onnx::AttributeProto::GRAPH);
                      auto* tg = then_attr->mutable_g();
                      tg->set_name("then");
-                     auto* conv = node(tg, "Conv", {"x", "w"}, {"t"}, "inner_conv");
-                     ints(conv, "strides", {0, 1});
-                     typed(tg->add_output(), "t", {1, 1, 3, 5});
+                     auto* conv = add_node(tg, "Conv", {"x", "w"}, {"t"}, "inner_conv");
+                     set_ints(conv, "strides", {0, 1});
+                     set_type(tg->add_output(), "t", {1, 1, 3, 5});
                      auto* else_attr = n->add_attribute();
                      else_attr->set_name("else_branch");
                      else_attr->set_type(onnx::AttributeProto::GRAPH);
                      auto* eg = else_attr->mutable_g();
                      eg->set_name("else");
-                     node(eg, "Identity", {"x"}, {"e"}, "inner_identity");
-                     typed(eg->add_output(), "e", {1, 1, 5, 5});
-                     output(g, "y");
+                     add_node(eg, "Identity", {"x"}, {"e"}, "inner_identity");
+                     set_type(eg->add_output(), "e", {1, 1, 5, 5});
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'inner_conv' (Conv)", "strides", "positive"}});
   for (const char* op : {"SpaceToDepth", "DepthToSpace"})
     cases.push_back({std::string(op) + "_blocksize_zero", [op] {
-                       auto m = model();
+                       auto m = make_model();
                        auto* g = m.mutable_graph();
-                       input(g, "x", {1, 4, 4, 4});
-                       int_attr(node(g, op, {"x"}, {"y"}, "blocks"), "blocksize", 0);
-                       output(g, "y");
+                       add_input(g, "x", {1, 4, 4, 4});
+                       set_int(add_node(g, op, {"x"}, {"y"}, "blocks"), "blocksize", 0);
+                       add_output(g, "y");
                        return m;
                      },
                      {"node 'blocks' (" + std::string(op) + ")", "blocksize", "positive"}});
 
   cases.push_back({"Relu_writes_graph_input", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     node(g, "Relu", {"x"}, {"x"}, "overwrite");
-                     output(g, "x");
+                     add_input(g, "x", {2, 3});
+                     add_node(g, "Relu", {"x"}, {"x"}, "overwrite");
+                     add_output(g, "x");
                      return m;
                    },
                    {"node 'overwrite' (Relu)", "'x'", "graph input"}});
   cases.push_back({"Relu_writes_initializer", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     initializer(g, "w", {2, 3});
-                     node(g, "Relu", {"x"}, {"w"}, "overwrite");
-                     node(g, "Add", {"x", "w"}, {"y"}, "sum");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     add_float_initializer(g, "w", {2, 3});
+                     add_node(g, "Relu", {"x"}, {"w"}, "overwrite");
+                     add_node(g, "Add", {"x", "w"}, {"y"}, "sum");
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'overwrite' (Relu)", "'w'", "initializer"}});
   cases.push_back({"duplicate_initializer", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     initializer(g, "w", {2, 3}, 1.0f);
-                     initializer(g, "w", {2, 3}, 2.0f);
-                     node(g, "Add", {"x", "w"}, {"y"}, "sum");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     add_float_initializer(g, "w", {2, 3}, 1.0f);
+                     add_float_initializer(g, "w", {2, 3}, 2.0f);
+                     add_node(g, "Add", {"x", "w"}, {"y"}, "sum");
+                     add_output(g, "y");
                      return m;
                    },
                    {"initializer 'w'", "twice"}});
   cases.push_back({"duplicate_graph_input", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     input(g, "x", {4});
-                     node(g, "Relu", {"x"}, {"y"}, "act");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     add_input(g, "x", {4});
+                     add_node(g, "Relu", {"x"}, {"y"}, "act");
+                     add_output(g, "y");
                      return m;
                    },
                    {"graph input 'x'", "twice"}});
   cases.push_back({"value_produced_twice", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     node(g, "Relu", {"x"}, {"y"}, "first");
-                     node(g, "Neg", {"x"}, {"y"}, "second");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     add_node(g, "Relu", {"x"}, {"y"}, "first");
+                     add_node(g, "Neg", {"x"}, {"y"}, "second");
+                     add_output(g, "y");
                      return m;
                    },
                    {"'y'", "node 'first' (Relu)", "node 'second' (Neg)"}});
   cases.push_back({"Add_four_inputs", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     node(g, "Add", {"x", "x", "x", "x"}, {"y"}, "sum4");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     add_node(g, "Add", {"x", "x", "x", "x"}, {"y"}, "sum4");
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'sum4' (Add)", "4 inputs", "opset 13"}});
   cases.push_back({"node_without_outputs", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     node(g, "Relu", {"x"}, {}, "silent");
-                     node(g, "Identity", {"x"}, {"y"}, "id");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     add_node(g, "Relu", {"x"}, {}, "silent");
+                     add_node(g, "Identity", {"x"}, {"y"}, "id");
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'silent' (Relu)", "no outputs"}});
   cases.push_back({"Transpose_perm_float", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     float_attr(node(g, "Transpose", {"x"}, {"y"}, "flip"), "perm", 1.5f);
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     set_float(add_node(g, "Transpose", {"x"}, {"y"}, "flip"), "perm", 1.5f);
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'flip' (Transpose)", "attribute 'perm'", "FLOAT", "INTS"}});
   cases.push_back({"Softmax_axis_string", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     input(g, "x", {2, 3});
-                     string_attr(node(g, "Softmax", {"x"}, {"y"}, "probs"), "axis", "hello");
-                     output(g, "y");
+                     add_input(g, "x", {2, 3});
+                     set_string(add_node(g, "Softmax", {"x"}, {"y"}, "probs"), "axis", "hello");
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'probs' (Softmax)", "attribute 'axis'", "STRING", "INT"}});
   cases.push_back({"GroupNormalization_epsilon_int", [] {
                      // An op newer than the linked libonnx: its attribute types come from Kestrel's table.
-                     auto m = model(18);
+                     auto m = make_model(18);
                      auto* g = m.mutable_graph();
-                     input(g, "x", {1, 2, 2});
-                     initializer(g, "scale", {2});
-                     initializer(g, "bias", {2}, 0.0f);
-                     auto* n = node(g, "GroupNormalization", {"x", "scale", "bias"}, {"y"}, "norm");
-                     int_attr(n, "num_groups", 2);
-                     int_attr(n, "epsilon", 1);
-                     output(g, "y");
+                     add_input(g, "x", {1, 2, 2});
+                     add_float_initializer(g, "scale", {2});
+                     add_float_initializer(g, "bias", {2}, 0.0f);
+                     auto* n = add_node(g, "GroupNormalization", {"x", "scale", "bias"}, {"y"}, "norm");
+                     set_int(n, "num_groups", 2);
+                     set_int(n, "epsilon", 1);
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'norm' (GroupNormalization)", "attribute 'epsilon' is INT", "FLOAT"}});
   cases.push_back({"Constant_two_values", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     auto* n = node(g, "Constant", {}, {"y"}, "two");
-                     float_attr(n, "value_float", 1.0f);
-                     int_attr(n, "value_int", 2);
-                     output(g, "y");
+                     auto* n = add_node(g, "Constant", {}, {"y"}, "two");
+                     set_float(n, "value_float", 1.0f);
+                     set_int(n, "value_int", 2);
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'two' (Constant)", "exactly one", "value_float", "value_int"}});
   cases.push_back({"Constant_no_value", [] {
-                     auto m = model();
+                     auto m = make_model();
                      auto* g = m.mutable_graph();
-                     node(g, "Constant", {}, {"y"}, "none");
-                     output(g, "y");
+                     add_node(g, "Constant", {}, {"y"}, "none");
+                     add_output(g, "y");
                      return m;
                    },
                    {"node 'none' (Constant)", "exactly one"}});
   cases.push_back({"AveragePool_pads_not_smaller_than_kernel", [] {
                      onnx::NodeProto* n;
                      auto m = window_model("AveragePool", "avg", &n);
-                     ints(n, "pads", {3, 0, 0, 0});
+                     set_ints(n, "pads", {3, 0, 0, 0});
                      return m;
                    },
                    {"node 'avg' (AveragePool)", "pads", "smaller than", "kernel"}});
   cases.push_back({"ConvTranspose_output_padding_not_smaller_than_stride", [] {
                      onnx::NodeProto* n;
                      auto m = window_model("ConvTranspose", "up", &n);
-                     ints(n, "strides", {2, 2});
-                     ints(n, "output_padding", {0, 2});
+                     set_ints(n, "strides", {2, 2});
+                     set_ints(n, "output_padding", {0, 2});
                      return m;
                    },
                    {"node 'up' (ConvTranspose)", "output_padding", "stride", "dilation"}});

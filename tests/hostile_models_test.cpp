@@ -14,41 +14,15 @@
 #include <future>
 
 #include "hostile_models.h"
+#include "onnx_builders.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
+using namespace kestrel::test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string bytes_of(const onnx::ModelProto& m) {
-  std::string s;
-  EXPECT_TRUE(m.SerializeToString(&s));
-  return s;
-}
-
-// The Error message of loading; fails the test if the model loads. Any other
-// exception escapes and fails the test too.
-std::string load_error(const std::string& bytes) {
-  try {
-    Session::load_bytes(bytes.data(), bytes.size());
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the model loaded, but an Error was expected";
-  return "";
-}
-
-std::string load_file_error(const std::string& path) {
-  try {
-    Session::load(path);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "'" << path << "' loaded, but an Error was expected";
-  return "";
-}
 
 void expect_all(const std::string& msg, const std::vector<std::string>& parts) {
   for (const auto& p : parts) EXPECT_THAT(msg, HasSubstr(p));
@@ -74,13 +48,12 @@ INSTANTIATE_TEST_SUITE_P(HostileModels, Hostile, ::testing::ValuesIn(test::hosti
 // revised op's newer inputs and attributes still load, an unrevised op is
 // still held to its schema.
 TEST(HostileSchema, SplitAtOpset18WithNumOutputsLoadsAndRuns) {
-  using namespace test::proto;
-  auto m = model(18);
+  auto m = make_model(18);
   auto* g = m.mutable_graph();
-  input(g, "x", {4});
-  int_attr(node(g, "Split", {"x"}, {"a", "b"}, "halves"), "num_outputs", 2);
-  output(g, "a");
-  output(g, "b");
+  add_input(g, "x", {4});
+  set_int(add_node(g, "Split", {"x"}, {"a", "b"}, "halves"), "num_outputs", 2);
+  add_output(g, "a");
+  add_output(g, "b");
   std::string bytes = bytes_of(m);
   auto s = Session::load_bytes(bytes.data(), bytes.size());
   auto out = s->run({{"x", Tensor::from_f32({4}, {1, 2, 3, 4})}});
@@ -89,55 +62,50 @@ TEST(HostileSchema, SplitAtOpset18WithNumOutputsLoadsAndRuns) {
 }
 
 TEST(HostileSchema, AddWithFourInputsAtOpset21IsRefused) {
-  using namespace test::proto;
-  auto m = model(21);
+  auto m = make_model(21);
   auto* g = m.mutable_graph();
-  input(g, "x", {2});
-  node(g, "Add", {"x", "x", "x", "x"}, {"y"}, "sum4");
-  output(g, "y");
+  add_input(g, "x", {2});
+  add_node(g, "Add", {"x", "x", "x", "x"}, {"y"}, "sum4");
+  add_output(g, "y");
   expect_all(load_error(bytes_of(m)), {"node 'sum4' (Add) has 4 inputs", "Add at opset 21 takes 2"});
 }
 
 TEST(HostileSchema, WronglyTypedAttributeOfARevisedOpIsRefused) {
-  using namespace test::proto;
-  auto m = model(21);  // Transpose was revised at opset 21
+  auto m = make_model(21);  // Transpose was revised at opset 21
   auto* g = m.mutable_graph();
-  input(g, "x", {2, 3});
-  float_attr(node(g, "Transpose", {"x"}, {"y"}, "flip"), "perm", 1.5f);
-  output(g, "y");
+  add_input(g, "x", {2, 3});
+  set_float(add_node(g, "Transpose", {"x"}, {"y"}, "flip"), "perm", 1.5f);
+  add_output(g, "y");
   expect_all(load_error(bytes_of(m)), {"node 'flip' (Transpose)", "attribute 'perm' is FLOAT", "INTS"});
 }
 
 TEST(HostileSchema, UnknownAttributeIsRefused) {
-  using namespace test::proto;
-  auto m = model();
+  auto m = make_model();
   auto* g = m.mutable_graph();
-  input(g, "x", {2});
-  int_attr(node(g, "Relu", {"x"}, {"y"}, "act"), "slope", 2);
-  output(g, "y");
+  add_input(g, "x", {2});
+  set_int(add_node(g, "Relu", {"x"}, {"y"}, "act"), "slope", 2);
+  add_output(g, "y");
   expect_all(load_error(bytes_of(m)), {"node 'act' (Relu)", "Unrecognized attribute: slope"});
 }
 
 TEST(HostileSchema, AttributeGivenTwiceIsRefused) {
-  using namespace test::proto;
-  auto m = model();
+  auto m = make_model();
   auto* g = m.mutable_graph();
-  input(g, "x", {2, 3});
-  auto* n = node(g, "Softmax", {"x"}, {"y"}, "probs");
-  int_attr(n, "axis", 0);
-  int_attr(n, "axis", 1);
-  output(g, "y");
+  add_input(g, "x", {2, 3});
+  auto* n = add_node(g, "Softmax", {"x"}, {"y"}, "probs");
+  set_int(n, "axis", 0);
+  set_int(n, "axis", 1);
+  add_output(g, "y");
   expect_all(load_error(bytes_of(m)), {"node 'probs' (Softmax)", "attribute 'axis' twice"});
 }
 
 TEST(HostileSchema, DeprecatedOpIsRefused) {
-  using namespace test::proto;
-  auto m = model(10);  // Upsample is deprecated from opset 10 on (Resize replaces it)
+  auto m = make_model(10);  // Upsample is deprecated from opset 10 on (Resize replaces it)
   auto* g = m.mutable_graph();
-  input(g, "x", {1, 1, 2, 2});
-  initializer(g, "scales", {4}, 2.0f);
-  node(g, "Upsample", {"x", "scales"}, {"y"}, "up");
-  output(g, "y");
+  add_input(g, "x", {1, 1, 2, 2});
+  add_float_initializer(g, "scales", {4}, 2.0f);
+  add_node(g, "Upsample", {"x", "scales"}, {"y"}, "up");
+  add_output(g, "y");
   expect_all(load_error(bytes_of(m)), {"node 'up' (Upsample)", "deprecated since opset 10"});
 }
 
@@ -179,8 +147,7 @@ class HostileExternalData : public ::testing::Test {
   // A model at dir/m.onnx whose output is its [2,3] float initializer `w`,
   // stored externally with these key/values.
   std::string model(const std::vector<std::pair<std::string, std::string>>& kv) {
-    using namespace test::proto;
-    auto m = test::proto::model();
+      auto m = make_model();
     auto* g = m.mutable_graph();
     auto* w = g->add_initializer();
     w->set_name("w");
@@ -193,8 +160,8 @@ class HostileExternalData : public ::testing::Test {
       e->set_key(k);
       e->set_value(v);
     }
-    node(g, "Identity", {"w"}, {"y"}, "id");
-    output(g, "y");
+    add_node(g, "Identity", {"w"}, {"y"}, "id");
+    add_output(g, "y");
     std::string path = (dir / "m.onnx").string();
     std::ofstream(path, std::ios::binary) << bytes_of(m);
     return path;

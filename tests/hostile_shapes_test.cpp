@@ -18,9 +18,11 @@
 
 #include "api/kestrel.h"
 #include "core/npy.h"
+#include "onnx_builders.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
+using namespace kestrel::test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -30,74 +32,7 @@ constexpr int64_t k2to32 = int64_t(1) << 32;
 constexpr int64_t k2to62 = int64_t(1) << 62;
 constexpr int64_t kInt64Max = INT64_MAX;
 
-// ---- Small ONNX models, built with ONNX's protobuf classes ----
-
-onnx::ModelProto make_model(int opset = 13) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("kestrel-hostile-shapes-test");
-  auto* os = m.add_opset_import();
-  os->set_domain("");
-  os->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
-
-// A graph input; a dim is a size, or a symbol when `symbol` names one.
-void add_input(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
-               int elem = onnx::TensorProto::FLOAT, const std::string& symbol = "") {
-  auto* v = g->add_input();
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (int64_t d : dims) {
-    auto* dp = shape->add_dim();
-    if (d < 0 && !symbol.empty()) dp->set_dim_param(symbol);
-    else dp->set_dim_value(d);
-  }
-}
-
-void add_output(onnx::GraphProto* g, const std::string& name) { g->add_output()->set_name(name); }
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> ins,
-                          std::vector<std::string> outs, const std::string& name) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& i : ins) n->add_input(i);
-  for (auto& o : outs) n->add_output(o);
-  return n;
-}
-
-void set_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t x : v) a->add_ints(x);
-}
-
-void set_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
-  auto* a = n->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INT);
-  a->set_i(v);
-}
-
-// An int64 initializer of rank 1 holding `v`.
-void add_i64(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& v) {
-  auto* t = g->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::INT64);
-  t->add_dims(int64_t(v.size()));
-  for (int64_t x : v) t->add_int64_data(x);
-}
-
-std::string bytes_of(const onnx::ModelProto& m) {
-  std::string s;
-  EXPECT_TRUE(m.SerializeToString(&s));
-  return s;
-}
+// ---- Small ONNX models (builders in onnx_builders.h) ----
 
 std::unique_ptr<Session> load(const onnx::ModelProto& m) {
   std::string b = bytes_of(m);
@@ -133,20 +68,20 @@ onnx::ModelProto reshape_wrap_model(const std::string& follow) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {4});
-  add_i64(g, "huge_shape", {k2to62 + 1, 4});
+  add_int64_initializer(g, "huge_shape", {k2to62 + 1, 4});
   add_node(g, "Reshape", {"x", "huge_shape"}, {"r"}, "to_huge");
   if (follow == "Concat") {
     set_int(add_node(g, "Concat", {"r", "r"}, {"y"}, "after"), "axis", 1);
   } else if (follow == "Pad") {
-    add_i64(g, "pads", {0, 0, 0, 4});
+    add_int64_initializer(g, "pads", {0, 0, 0, 4});
     add_node(g, "Pad", {"r", "pads"}, {"y"}, "after");
   } else if (follow == "Gather") {
-    add_i64(g, "idx", {3});
+    add_int64_initializer(g, "idx", {3});
     set_int(add_node(g, "Gather", {"r", "idx"}, {"y"}, "after"), "axis", 0);
   } else {
-    add_i64(g, "starts", {0});
-    add_i64(g, "ends", {k2to62});
-    add_i64(g, "axes", {0});
+    add_int64_initializer(g, "starts", {0});
+    add_int64_initializer(g, "ends", {k2to62});
+    add_int64_initializer(g, "axes", {0});
     add_node(g, "Slice", {"r", "starts", "ends", "axes"}, {"y"}, "after");
   }
   add_output(g, "y");
@@ -172,7 +107,7 @@ TEST(HostileShapes, ExpandToACountPastInt64IsRefused) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {1});
-  add_i64(g, "shape", {k2to32, k2to32});
+  add_int64_initializer(g, "shape", {k2to32, k2to32});
   add_node(g, "Expand", {"x", "shape"}, {"y"}, "expand_huge");
   add_output(g, "y");
   std::string msg = run_error(m, {{"x", floats({1})}});
@@ -185,7 +120,7 @@ TEST(HostileShapes, TileToACountPastInt64IsRefused) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {1, 1});
-  add_i64(g, "reps", {k2to32, k2to32});
+  add_int64_initializer(g, "reps", {k2to32, k2to32});
   add_node(g, "Tile", {"x", "reps"}, {"y"}, "tile_huge");
   add_output(g, "y");
   std::string msg = run_error(m, {{"x", floats({1, 1})}});
@@ -198,7 +133,7 @@ TEST(HostileShapes, TileWhoseDimWrapsToASmallOneIsRefused) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {4});
-  add_i64(g, "reps", {k2to62 + 1});
+  add_int64_initializer(g, "reps", {k2to62 + 1});
   add_node(g, "Tile", {"x", "reps"}, {"y"}, "tile_wrap");
   add_output(g, "y");
   std::string msg = run_error(m, {{"x", floats({4})}});
@@ -211,11 +146,11 @@ TEST(HostileShapes, ConstantOfShapePastInt64LoadsAndItsRunNamesTheNode) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {1});
-  add_i64(g, "shape", {k2to32, k2to32});
+  add_int64_initializer(g, "shape", {k2to32, k2to32});
   add_node(g, "ConstantOfShape", {"shape"}, {"c"}, "fill");
   add_node(g, "Transpose", {"c"}, {"t"}, "transpose");
-  add_i64(g, "starts", {0});
-  add_i64(g, "ends", {1});
+  add_int64_initializer(g, "starts", {0});
+  add_int64_initializer(g, "ends", {1});
   add_node(g, "Slice", {"t", "starts", "ends"}, {"s"}, "slice");
   add_node(g, "Add", {"s", "x"}, {"y"}, "add");
   add_output(g, "y");
@@ -230,7 +165,7 @@ TEST(HostileShapes, ConstantOfShapeIntoMaxPoolEndsWithAnError) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {1});
-  add_i64(g, "shape", {1, 1, k2to32, k2to32});
+  add_int64_initializer(g, "shape", {1, 1, k2to32, k2to32});
   add_node(g, "ConstantOfShape", {"shape"}, {"c"}, "fill4d");
   set_ints(add_node(g, "MaxPool", {"c"}, {"p"}, "pool"), "kernel_shape", {2, 2});
   add_node(g, "Add", {"p", "x"}, {"y"}, "add");
@@ -245,7 +180,7 @@ TEST(HostileShapes, ATensorLargerThanAnyAddressSpaceNamesItsBytes) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {1});
-  add_i64(g, "shape", {int64_t(1) << 25, int64_t(1) << 25});
+  add_int64_initializer(g, "shape", {int64_t(1) << 25, int64_t(1) << 25});
   add_node(g, "Expand", {"x", "shape"}, {"big"}, "expand_big");
   add_output(g, "big");
   std::string msg = run_error(m, {{"x", floats({1})}});
@@ -261,7 +196,7 @@ TEST(HostileShapes, AnOutputTheHostCannotAllocateIsNamed) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {1});
-  add_i64(g, "shape", {int64_t(1) << 22, int64_t(1) << 23});
+  add_int64_initializer(g, "shape", {int64_t(1) << 22, int64_t(1) << 23});
   add_node(g, "ConstantOfShape", {"shape"}, {"c"}, "fill_128tib");
   add_node(g, "Add", {"c", "x"}, {"y"}, "add");
   add_output(g, "y");
@@ -275,7 +210,7 @@ TEST(HostileShapes, PadsThatWrapTheOutputDimAreRefused) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {4});
-  add_i64(g, "pads", {kInt64Max, kInt64Max});
+  add_int64_initializer(g, "pads", {kInt64Max, kInt64Max});
   add_node(g, "Pad", {"x", "pads"}, {"y"}, "pad_wrap");
   add_output(g, "y");
   std::string msg = run_error(m, {{"x", floats({4})}});
@@ -300,7 +235,7 @@ TEST(HostileShapes, SplitSizesWhoseSumWrapsAreRefused) {
   auto m = make_model();
   auto* g = m.mutable_graph();
   add_input(g, "x", {4});
-  add_i64(g, "split", {k2to62, k2to62, k2to62, k2to62 + 4});
+  add_int64_initializer(g, "split", {k2to62, k2to62, k2to62, k2to62 + 4});
   add_node(g, "Split", {"x", "split"}, {"a", "b", "c", "d"}, "split_wrap");
   for (const char* o : {"a", "b", "c", "d"}) add_output(g, o);
   std::string msg = run_error(m, {{"x", floats({4})}});
@@ -330,7 +265,7 @@ TEST(HostileShapes, BlocksizeWhoseSquareWrapsIsRefused) {
   // channels alone and the kernel meets the blocksize.
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {-1, -1, -1, -1}, onnx::TensorProto::FLOAT, "n");
+  add_input(g, "x", {"n", "n", "n", "n"});
   set_int(add_node(g, "DepthToSpace", {"x"}, {"y"}, "d2s_wrap"), "blocksize", k2to32);
   add_output(g, "y");
   std::string msg = run_error(m, {{"x", floats({1, 1, 1, 1})}});
@@ -514,7 +449,7 @@ namespace {
 std::pair<int, std::string> cli_run_with_dim(const std::string& dim) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  add_input(g, "x", {-1, 4}, onnx::TensorProto::FLOAT, "N");
+  add_input(g, "x", {"N", 4});
   add_node(g, "Identity", {"x"}, {"y"}, "id");
   add_output(g, "y");
   std::string path = (fs::temp_directory_path() / ("kestrel_hostile_dim_" + std::to_string(getpid()) + ".onnx")).string();
@@ -560,7 +495,7 @@ class HostileCApi : public ::testing::Test {
   void SetUp() override {
     auto m = make_model();
     auto* g = m.mutable_graph();
-    add_input(g, "x", {-1, 4}, onnx::TensorProto::FLOAT, "N");
+    add_input(g, "x", {"N", 4});
     add_node(g, "Identity", {"x"}, {"y"}, "id");
     add_output(g, "y");
     path_ = (fs::temp_directory_path() / ("kestrel_hostile_capi_" + std::to_string(getpid()) + ".onnx")).string();

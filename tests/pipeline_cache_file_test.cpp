@@ -19,10 +19,12 @@
 
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/pipeline_cache_file.h"
+#include "onnx_builders.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
 using namespace kestrel::vulkan;
+using namespace kestrel::test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
@@ -238,32 +240,13 @@ void load_and_run_on_vulkan() {
   o.backend = "vulkan";
   o.threads = 1;
   static const std::string model = [] {  // built here: the test needs no model files
-    std::string m;
-    onnx::ModelProto p;
-    p.set_ir_version(8);
-    auto* os = p.add_opset_import();
-    os->set_version(13);
+    auto p = make_model(13);
     auto* g = p.mutable_graph();
-    g->set_name("g");
-    auto typed = [](onnx::ValueInfoProto* v, const char* name) {
-      v->set_name(name);
-      auto* tt = v->mutable_type()->mutable_tensor_type();
-      tt->set_elem_type(onnx::TensorProto::FLOAT);
-      tt->mutable_shape()->add_dim()->set_dim_value(1);
-      tt->mutable_shape()->add_dim()->set_dim_value(256);
-    };
-    typed(g->add_input(), "x");
-    auto* relu = g->add_node();
-    relu->set_op_type("Relu");
-    relu->add_input("x");
-    relu->add_output("r");
-    auto* neg = g->add_node();
-    neg->set_op_type("Neg");
-    neg->add_input("r");
-    neg->add_output("y");
-    typed(g->add_output(), "y");
-    p.SerializeToString(&m);
-    return m;
+    add_input(g, "x", {1, 256});
+    add_node(g, "Relu", {"x"}, {"r"});
+    add_node(g, "Neg", {"r"}, {"y"});
+    set_type(g->add_output(), "y", {1, 256});
+    return bytes_of(p);
   }();
   auto s = Session::load_bytes(model.data(), model.size(), o);
   ASSERT_NE(s->backend_name().find("vulkan"), std::string::npos) << s->backend_name();
