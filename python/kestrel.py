@@ -49,6 +49,11 @@ class _Options(ctypes.Structure):
     _fields_ = [("backend", ctypes.c_char_p), ("precision", ctypes.c_char_p), ("threads", ctypes.c_int32)]
 
 
+class _Limits(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("max_loop_iterations", ctypes.c_int64),
+                ("device_memory_mb", ctypes.c_int64), ("device_wait_s", ctypes.c_double)]
+
+
 class _RunOptions(ctypes.Structure):
     _fields_ = [("cancel", ctypes.c_void_p), ("timeout_ms", ctypes.c_double)]
 
@@ -75,7 +80,7 @@ def _load_library():
     for name, res, args in [
         ("kestrel_last_error", S, []),
         ("kestrel_session_load", P, [S, ctypes.POINTER(_Options)]),
-        ("kestrel_session_load_with_loop_cap", P, [S, ctypes.POINTER(_Options), ctypes.c_int64]),
+        ("kestrel_session_load_with_limits", P, [S, ctypes.POINTER(_Options), ctypes.POINTER(_Limits)]),
         ("kestrel_session_free", None, [P]),
         ("kestrel_session_input_count", I32, [P]),
         ("kestrel_session_input_name", S, [P, I32]),
@@ -142,7 +147,8 @@ def _run_options(timeout_ms, cancel):
 
 
 class Session:
-    def __init__(self, path, backend="auto", precision="auto", threads=0, max_loop_iterations=None):
+    def __init__(self, path, backend="auto", precision="auto", threads=0, max_loop_iterations=None,
+                 device_memory_mb=0, device_wait_s=0):
         # close() may come while other threads run: the handle is freed by
         # whichever of close() and the last run in flight comes last.
         self._lock = threading.Lock()
@@ -151,11 +157,17 @@ class Session:
         self._closing = False
         lib = _library()
         opts = _Options(backend.encode(), precision.encode(), _whole_number("threads", threads, 32))
-        if max_loop_iterations is None:
-            handle = lib.kestrel_session_load(os.fsencode(path), ctypes.byref(opts))
-        else:
-            cap = _whole_number("max_loop_iterations", max_loop_iterations, 64)
-            handle = lib.kestrel_session_load_with_loop_cap(os.fsencode(path), ctypes.byref(opts), cap)
+        # max_loop_iterations: None keeps the default cap, 0 lifts it (-1 in kestrel_limits).
+        cap = 0 if max_loop_iterations is None else _whole_number("max_loop_iterations", max_loop_iterations, 64)
+        if cap < 0:
+            raise KestrelError(f"max_loop_iterations must be 0 (no cap) or more, got {max_loop_iterations!r}")
+        if max_loop_iterations is not None and cap == 0:
+            cap = -1
+        if not isinstance(device_wait_s, (int, float)) or device_wait_s < 0:
+            raise KestrelError(f"device_wait_s must be 0 (default) or more seconds, got {device_wait_s!r}")
+        limits = _Limits(ctypes.sizeof(_Limits), cap, _whole_number("device_memory_mb", device_memory_mb, 64),
+                         float(device_wait_s))
+        handle = lib.kestrel_session_load_with_limits(os.fsencode(path), ctypes.byref(opts), ctypes.byref(limits))
         if not handle:
             raise _error()
         self._handle = handle

@@ -3,6 +3,7 @@
 // that names what was wrong.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -104,6 +105,41 @@ TEST(CApi, MissingFileFailsWithItsPath) {
   EXPECT_NE(std::string(kestrel_last_error()).find("path is NULL"), std::string::npos);
 }
 
+// kestrel_limits: its fields reach the session, a shorter struct from an
+// older header keeps the defaults of the fields it lacks, and bad values or a
+// struct_size too small to hold any field are refused with their names.
+TEST(CApi, LimitsAreReadUpToTheCallersStructSize) {
+  std::string path = silero_path();
+  kestrel_options opts = {"cpu", nullptr, 1};
+  kestrel_limits limits = {sizeof(kestrel_limits), 0, 0, 0};
+  kestrel_session* s = kestrel_session_load_with_limits(path.c_str(), &opts, &limits);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  kestrel_session_free(s);
+
+  // An older caller's struct ends after max_loop_iterations: the negative
+  // budget after it is never read.
+  limits = {offsetof(kestrel_limits, device_memory_mb), 0, -5, 0};
+  s = kestrel_session_load_with_limits(path.c_str(), &opts, &limits);
+  EXPECT_NE(s, nullptr) << kestrel_last_error();
+  kestrel_session_free(s);
+
+  limits = {sizeof(kestrel_limits), 0, -5, 0};
+  EXPECT_EQ(kestrel_session_load_with_limits(path.c_str(), &opts, &limits), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("device_memory_mb"), std::string::npos) << kestrel_last_error();
+
+  limits = {sizeof(kestrel_limits), -2, 0, 0};
+  EXPECT_EQ(kestrel_session_load_with_limits(path.c_str(), &opts, &limits), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("max_loop_iterations"), std::string::npos) << kestrel_last_error();
+
+  limits = {sizeof(kestrel_limits), 0, 0, -1.0};
+  EXPECT_EQ(kestrel_session_load_with_limits(path.c_str(), &opts, &limits), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("device_wait_s"), std::string::npos) << kestrel_last_error();
+
+  limits = {4, 0, 0, 0};
+  EXPECT_EQ(kestrel_session_load_with_limits(path.c_str(), &opts, &limits), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("struct_size"), std::string::npos) << kestrel_last_error();
+}
+
 TEST(CApi, BadRunsNameTheInput) {
   kestrel_options opts = {"cpu", nullptr, 1};
   kestrel_session* s = kestrel_session_load(silero_path().c_str(), &opts);
@@ -129,7 +165,10 @@ TEST(CApi, BadRunsNameTheInput) {
   }
   {
     Feeds f = good;
+    // Run copies as many bytes as the declared type needs: give it float64's.
+    std::vector<double> as_float64(size_t(feeds.at("input").numel()));
     f.tensors[0].dtype = KESTREL_FLOAT64;
+    f.tensors[0].data = as_float64.data();
     run_expecting(f, "input 'input' must be float32, got float64");
   }
   {

@@ -18,47 +18,19 @@
 #include <thread>
 
 #include "api/kestrel.h"
+#include "onnx_builders.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
+using namespace kestrel::test;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFloat = onnx::TensorProto::FLOAT;
 constexpr int kInt64 = onnx::TensorProto::INT64;
 constexpr int kBool = onnx::TensorProto::BOOL;
 using Clock = std::chrono::steady_clock;
-
-void typed(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<int64_t>& dims) {
-  v->set_name(name);
-  auto* tt = v->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(elem);
-  auto* shape = tt->mutable_shape();
-  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-}
-
-onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> ins,
-                          std::vector<std::string> outs, const std::string& name) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name(name);
-  for (auto& i : ins) n->add_input(i);
-  for (auto& o : outs) n->add_output(o);
-  return n;
-}
-
-onnx::ModelProto make_model(int opset = 13) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("kestrel-run-limits-test");
-  auto* os = m.add_opset_import();
-  os->set_domain("");
-  os->set_version(opset);
-  m.mutable_graph()->set_name("g");
-  return m;
-}
 
 // x[1] -> Loop 'forever' -> y[1]: the body passes x and its condition through
 // unchanged, so the loop ends only after trip_count iterations (none when
@@ -66,7 +38,7 @@ onnx::ModelProto make_model(int opset = 13) {
 onnx::ModelProto loop_model(int64_t trip_count) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  typed(g->add_input(), "x", kFloat, {1});
+  set_type(g->add_input(), "x", {1}, kFloat);
   auto* cond = g->add_initializer();
   cond->set_name("cond");
   cond->set_data_type(kBool);
@@ -85,14 +57,14 @@ onnx::ModelProto loop_model(int64_t trip_count) {
   a->set_type(onnx::AttributeProto::GRAPH);
   auto* body = a->mutable_g();
   body->set_name("body");
-  typed(body->add_input(), "i", kInt64, {});
-  typed(body->add_input(), "c_in", kBool, {});
-  typed(body->add_input(), "v_in", kFloat, {1});
+  set_type(body->add_input(), "i", {}, kInt64);
+  set_type(body->add_input(), "c_in", {}, kBool);
+  set_type(body->add_input(), "v_in", {1}, kFloat);
   add_node(body, "Identity", {"c_in"}, {"c_out"}, "keep_going");
   add_node(body, "Identity", {"v_in"}, {"v_out"}, "carry");
-  typed(body->add_output(), "c_out", kBool, {});
-  typed(body->add_output(), "v_out", kFloat, {1});
-  typed(g->add_output(), "y", kFloat, {1});
+  set_type(body->add_output(), "c_out", {}, kBool);
+  set_type(body->add_output(), "v_out", {1}, kFloat);
+  set_type(g->add_output(), "y", {1}, kFloat);
   return m;
 }
 
@@ -101,7 +73,7 @@ onnx::ModelProto loop_model(int64_t trip_count) {
 onnx::ModelProto scan_model(int64_t steps) {
   auto m = make_model();
   auto* g = m.mutable_graph();
-  typed(g->add_input(), "xs", kFloat, {steps, 0});
+  set_type(g->add_input(), "xs", {steps, 0}, kFloat);
   auto* scan = add_node(g, "Scan", {"xs"}, {"ys"}, "scan");
   auto* n = scan->add_attribute();
   n->set_name("num_scan_inputs");
@@ -112,17 +84,11 @@ onnx::ModelProto scan_model(int64_t steps) {
   a->set_type(onnx::AttributeProto::GRAPH);
   auto* body = a->mutable_g();
   body->set_name("body");
-  typed(body->add_input(), "x", kFloat, {0});
+  set_type(body->add_input(), "x", {0}, kFloat);
   add_node(body, "Identity", {"x"}, {"y"}, "step");
-  typed(body->add_output(), "y", kFloat, {0});
-  typed(g->add_output(), "ys", kFloat, {steps, 0});
+  set_type(body->add_output(), "y", {0}, kFloat);
+  set_type(g->add_output(), "ys", {steps, 0}, kFloat);
   return m;
-}
-
-std::string bytes_of(const onnx::ModelProto& m) {
-  std::string s;
-  EXPECT_TRUE(m.SerializeToString(&s));
-  return s;
 }
 
 std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions o = {}) {
@@ -309,10 +275,10 @@ TEST(RunCancel, VulkanGraphRunnerStopsBetweenNodes) {
   // x -> Relu 'first' -> Neg 'second': cancelled before any node runs.
   auto m = make_model();
   auto* g = m.mutable_graph();
-  typed(g->add_input(), "x", kFloat, {1, 4096});
+  set_type(g->add_input(), "x", {1, 4096}, kFloat);
   add_node(g, "Relu", {"x"}, {"r"}, "first");
   add_node(g, "Neg", {"r"}, {"y"}, "second");
-  typed(g->add_output(), "y", kFloat, {1, 4096});
+  set_type(g->add_output(), "y", {1, 4096}, kFloat);
   auto s = load(m, with_cap(0, "vulkan"));
   ASSERT_NE(s->backend_name().find("vulkan"), std::string::npos) << s->backend_name();
   std::atomic<bool> cancel{true};
@@ -337,7 +303,8 @@ TEST(RunCancel, VulkanBackendCancelsANeverEndingLoop) {
 TEST(RunCancel, CApiRunIsCancelledFromAnotherThread) {
   ModelFile file(loop_model(-1), "capi_cancel");
   kestrel_options opts = {"cpu", nullptr, 1};
-  kestrel_session* s = kestrel_session_load_with_loop_cap(file.path.c_str(), &opts, 0);
+  kestrel_limits limits = {sizeof(kestrel_limits), -1, 0, 0};  // no loop cap
+  kestrel_session* s = kestrel_session_load_with_limits(file.path.c_str(), &opts, &limits);
   ASSERT_NE(s, nullptr) << kestrel_last_error();
   kestrel_cancel* cancel = kestrel_cancel_new();
   ASSERT_NE(cancel, nullptr);

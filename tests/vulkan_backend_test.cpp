@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -17,9 +18,11 @@
 #include "backends/vulkan/graph_runner.h"
 #include "backends/vulkan/memory.h"
 #include "onnx/loader.h"
+#include "onnx_builders.h"
 #include "runtime/session.h"
 
 using namespace kestrel;
+using namespace kestrel::test;
 
 namespace {
 
@@ -31,30 +34,14 @@ bool vulkan_tests_off() {
 // x[1,n] -> Relu -> Add(bias) -> Sigmoid, and a branch Neg(x) -> Mul with it:
 // five GPU nodes, one of which (Mul) waits for two producers.
 std::string chain_model(int64_t n, bool with_topk = false) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto* o = m.add_opset_import();
-  o->set_version(17);
+  auto m = make_model(17);
   auto* g = m.mutable_graph();
   g->set_name("chain");
-  auto* in = g->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(1);
-  tt->mutable_shape()->add_dim()->set_dim_value(n);
-  auto* b = g->add_initializer();
-  b->set_name("bias");
-  b->set_data_type(onnx::TensorProto::FLOAT);
-  b->add_dims(n);
-  for (int64_t i = 0; i < n; ++i) b->add_float_data(float(i % 7) * 0.25f - 0.5f);
+  add_input(g, "x", {1, n});
+  auto* b = add_float_initializer(g, "bias", {n});
+  for (int64_t i = 0; i < n; ++i) b->set_float_data(int(i), float(i % 7) * 0.25f - 0.5f);
   auto node = [&](const char* op, std::vector<std::string> ins, const char* out) {
-    auto* nd = g->add_node();
-    nd->set_op_type(op);
-    nd->set_name(std::string(op) + "_" + out);
-    for (auto& s : ins) nd->add_input(s);
-    nd->add_output(out);
-    return nd;
+    return add_node(g, op, ins, {out}, std::string(op) + "_" + out);
   };
   node("Relu", {"x"}, "r");
   node("Add", {"r", "bias"}, "a");
@@ -63,19 +50,13 @@ std::string chain_model(int64_t n, bool with_topk = false) {
   node("Mul", {"s", "ng"}, "y");
   const char* out = "y";
   if (with_topk) {  // TopK has no Vulkan kernel: it must run on the CPU, with that reason
-    auto* k = g->add_initializer();
-    k->set_name("k");
-    k->set_data_type(onnx::TensorProto::INT64);
-    k->add_dims(1);
-    k->add_int64_data(3);
+    add_int64_initializer(g, "k", {3});
     auto* t = node("TopK", {"y", "k"}, "top");
     t->add_output("top_i");
     out = "top";
   }
-  g->add_output()->set_name(out);
-  std::string bytes;
-  m.SerializeToString(&bytes);
-  return bytes;
+  add_output(g, out);
+  return bytes_of(m);
 }
 
 std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32") {
@@ -253,32 +234,14 @@ TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
 // out-of-range Gather index is not clamped into a silently wrong answer.
 TEST(VulkanBackend, OutOfRangeGatherIndexIsAnErrorNamingTheNode) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  auto m = make_model(17);
   auto* g = m.mutable_graph();
   g->set_name("gather");
-  auto* in = g->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(5);
-  tt->mutable_shape()->add_dim()->set_dim_value(4000);
-  auto* idx = g->add_initializer();
-  idx->set_name("idx");
-  idx->set_data_type(onnx::TensorProto::INT64);
-  idx->add_dims(2);
-  idx->add_int64_data(1);
-  idx->add_int64_data(7);  // axis 0 has 5 rows
-  auto* n = g->add_node();
-  n->set_op_type("Gather");
-  n->set_name("pick_rows");
-  n->add_input("x");
-  n->add_input("idx");
-  n->add_output("y");
-  g->add_output()->set_name("y");
-  std::string bytes;
-  m.SerializeToString(&bytes);
+  add_input(g, "x", {5, 4000});
+  add_int64_initializer(g, "idx", {1, 7});  // axis 0 has 5 rows
+  add_node(g, "Gather", {"x", "idx"}, {"y"}, "pick_rows");
+  add_output(g, "y");
+  std::string bytes = bytes_of(m);
   auto s = vulkan_session(bytes);
   try {
     s->run({{"x", Tensor(DType::Float32, {5, 4000})}});
@@ -320,3 +283,27 @@ TEST(VulkanBackend, AllCpuGraphRepeatsThroughTheCpuExecutor) {
 }
 
 }  // namespace
+
+// Exact-buffer mode (for the validation layer's bounds checks): every tensor
+// its own VkBuffer over its range of a block. Hazards are found by memory,
+// not by buffer, so a range reused within the run still gets its barrier:
+// the same barriers and the same bits as the shared-block mode.
+TEST(VulkanBackend, ExactBuffersKeepBarriersAndResults) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  const int64_t n = 10000;
+  auto shared = vulkan_session(chain_model(n));
+  SessionOptions o;
+  o.backend = "vulkan";
+  o.precision = "fp32";
+  o.threads = 1;
+  o.exact_buffers = true;
+  std::string bytes = chain_model(n);
+  auto exact = Session::load_bytes(bytes.data(), bytes.size(), o);
+  for (int run = 0; run < 3; ++run) {  // later runs reuse the freed ranges
+    auto a = shared->run({{"x", ramp(n)}});
+    auto b = exact->run({{"x", ramp(n)}});
+    ASSERT_EQ(0, std::memcmp(a[0].raw(), b[0].raw(), size_t(n) * 4)) << "run " << run;
+    EXPECT_EQ(shared->placement()->barriers, exact->placement()->barriers) << "run " << run;
+    EXPECT_EQ(exact->placement()->dispatches, 5u);
+  }
+}

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "onnx_builders.h"
 
 namespace kestrel::test {
 
@@ -12,38 +13,21 @@ namespace kestrel::test {
 // FLOPs, long enough on lavapipe that a wait of a millisecond gives up while
 // the device is still writing.
 inline std::string matmul_chain(int64_t n, int k) {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.add_opset_import()->set_version(17);
+  auto m = make_model(17);
   auto* g = m.mutable_graph();
   g->set_name("matmul_chain");
-  auto* in = g->add_input();
-  in->set_name("x");
-  auto* tt = in->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(onnx::TensorProto::FLOAT);
-  tt->mutable_shape()->add_dim()->set_dim_value(n);
-  tt->mutable_shape()->add_dim()->set_dim_value(n);
+  add_input(g, "x", {n, n});
   std::string prev = "x";
   for (int i = 0; i < k; ++i) {
-    auto* w = g->add_initializer();
-    w->set_name("w" + std::to_string(i));
-    w->set_data_type(onnx::TensorProto::FLOAT);
-    w->add_dims(n);
-    w->add_dims(n);
+    auto* w = add_float_initializer(g, "w" + std::to_string(i), {n, n});
     // Entries of +-1/n keep every product's values near the input's.
-    for (int64_t j = 0; j < n * n; ++j) w->add_float_data(((j * 7 + i) % 5 - 2) * 0.5f / float(n));
-    auto* nd = g->add_node();
-    nd->set_op_type("MatMul");
-    nd->set_name("mm" + std::to_string(i));
-    nd->add_input(prev);
-    nd->add_input(w->name());
-    prev = "y" + std::to_string(i);
-    nd->add_output(prev);
+    for (int64_t j = 0; j < n * n; ++j) w->set_float_data(int(j), ((j * 7 + i) % 5 - 2) * 0.5f / float(n));
+    std::string next = "y" + std::to_string(i);
+    add_node(g, "MatMul", {prev, w->name()}, {next}, "mm" + std::to_string(i));
+    prev = next;
   }
-  g->add_output()->set_name(prev);
-  std::string bytes;
-  m.SerializeToString(&bytes);
-  return bytes;
+  add_output(g, prev);
+  return bytes_of(m);
 }
 
 // Its input: values in [-1, 1].

@@ -3,6 +3,7 @@
 #include "api/kestrel.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -98,8 +99,8 @@ int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
 }
 
 namespace {
-// `max_loop_iterations` null: the SessionOptions default.
-kestrel_session* load_session(const char* path, const kestrel_options* options, const int64_t* max_loop_iterations) {
+// `limits` null: the SessionOptions defaults.
+kestrel_session* load_session(const char* path, const kestrel_options* options, const kestrel_limits* limits) {
   return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
     if (!path) kestrel::fail("kestrel_session_load: path is NULL");
     kestrel::SessionOptions o;
@@ -108,7 +109,22 @@ kestrel_session* load_session(const char* path, const kestrel_options* options, 
       if (options->precision) o.precision = options->precision;
       o.threads = options->threads;
     }
-    if (max_loop_iterations) o.max_loop_iterations = *max_loop_iterations;
+    if (limits) {
+      // Read only the fields the caller's struct has (an older header's is shorter).
+      if (limits->struct_size < offsetof(kestrel_limits, max_loop_iterations) + sizeof(int64_t))
+        kestrel::fail("kestrel_session_load_with_limits: struct_size ", limits->struct_size,
+                      " is too small; set it to sizeof(kestrel_limits)");
+      auto has = [&](size_t end) { return limits->struct_size >= end; };
+      if (limits->max_loop_iterations < -1)
+        kestrel::fail("kestrel_limits.max_loop_iterations must be -1 (no cap), 0 (default) or more, got ",
+                      limits->max_loop_iterations);
+      if (limits->max_loop_iterations == -1) o.max_loop_iterations = 0;
+      else if (limits->max_loop_iterations > 0) o.max_loop_iterations = limits->max_loop_iterations;
+      if (has(offsetof(kestrel_limits, device_memory_mb) + sizeof(int64_t)))
+        o.device_memory_mb = limits->device_memory_mb;
+      if (has(offsetof(kestrel_limits, device_wait_s) + sizeof(double)) && limits->device_wait_s != 0)
+        o.device_wait_s = limits->device_wait_s;
+    }
     auto s = std::make_unique<kestrel_session>();
     s->session = kestrel::Session::load(path, o);
     return s.release();
@@ -120,9 +136,9 @@ kestrel_session* kestrel_session_load(const char* path, const kestrel_options* o
   return load_session(path, options, nullptr);
 }
 
-kestrel_session* kestrel_session_load_with_loop_cap(const char* path, const kestrel_options* options,
-                                                    int64_t max_loop_iterations) {
-  return load_session(path, options, &max_loop_iterations);
+kestrel_session* kestrel_session_load_with_limits(const char* path, const kestrel_options* options,
+                                                  const kestrel_limits* limits) {
+  return load_session(path, options, limits);
 }
 
 void kestrel_session_free(kestrel_session* session) { delete session; }

@@ -70,11 +70,26 @@ const char* kestrel_last_error(void);
 
 /* Loads a model (options may be NULL: defaults). NULL on failure. */
 kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options);
-/* Loads a model whose Loop and Scan nodes may each run at most
- * max_loop_iterations iterations per run (kestrel_session_load allows
- * 1000000; 0: no cap). A run that would go past it fails naming the node. */
-kestrel_session* kestrel_session_load_with_loop_cap(const char* path, const kestrel_options* options,
-                                                    int64_t max_loop_iterations);
+/* Limits a session keeps. Zero it, set struct_size = sizeof(kestrel_limits),
+ * then the fields you need; a zero field keeps its default. Fields are only
+ * ever added at the end: a program built with an older header passes a
+ * smaller struct_size and gets the defaults of the fields it does not know. */
+typedef struct kestrel_limits {
+  size_t struct_size;
+  /* Iterations one Loop or Scan node may run per run; 0: 1000000; -1: no cap.
+   * A run that would go past it fails naming the node. */
+  int64_t max_loop_iterations;
+  /* Vulkan memory (MiB) the session may hold: weights, tensors, staging. Past
+   * it nodes run on the CPU (kestrel_session_backend reports the placement).
+   * 0: KESTREL_VK_MEMORY_MB when set, else no limit. */
+  int64_t device_memory_mb;
+  /* The longest wait (s) for one submit of GPU work before a run fails; 0: 120. */
+  double device_wait_s;
+} kestrel_limits;
+
+/* kestrel_session_load with limits (NULL: the defaults). NULL on failure. */
+kestrel_session* kestrel_session_load_with_limits(const char* path, const kestrel_options* options,
+                                                  const kestrel_limits* limits);
 void kestrel_session_free(kestrel_session* session); /* after every run on it has returned */
 
 /* The model's inputs and outputs, in the model's order; names live as long

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "apps/cli.h"
+#include "core/buffer_pool.h"
 #include "core/npy.h"
 #include "onnx/loader.h"
 
@@ -77,6 +78,20 @@ struct Profile {
 };
 }  // namespace
 
+namespace {
+// The process's resident set at its largest (VmHWM), in bytes; 0 if unknown.
+size_t peak_rss_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  size_t kb = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %zu kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb * 1024;
+}
+}  // namespace
+
 int cmd_bench(int argc, char** argv) {
   Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--threads", "--runs", "--warmup", "--dim",
                                        "--max-loop-iterations"},
@@ -104,14 +119,23 @@ int cmd_bench(int argc, char** argv) {
   }
   std::sort(ms.begin(), ms.end());
   double med = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  // Memory: tensor bytes in use at once at most (weights included), the
+  // process's resident high-water mark, and the Vulkan memory the session
+  // holds (weights, tensors and staging; host memory too on lavapipe).
+  const size_t peak_host = pool_peak_bytes(), peak_rss = peak_rss_bytes();
+  const size_t peak_device = s->placement() ? s->placement()->device_bytes : 0;
   if (a.has("--json")) {
     std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"min_ms\": %.4f, "
-                "\"median_ms\": %.4f, \"max_ms\": %.4f}\n",
-                json_escape(path).c_str(), s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
+                "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_host_bytes\": %zu, \"peak_rss_bytes\": %zu, "
+                "\"peak_device_bytes\": %zu}\n",
+                json_escape(path).c_str(), s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back(),
+                peak_host, peak_rss, peak_device);
   } else {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
                 s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
     if (s->placement()) std::printf("last run: %s\n", s->placement_summary().c_str());
+    std::printf("memory: peak tensor bytes %.1f MiB, peak resident %.1f MiB, device %.1f MiB\n", peak_host / 1048576.0,
+                peak_rss / 1048576.0, peak_device / 1048576.0);
   }
   if (a.has("--profile")) profile.print(runs);
   return 0;

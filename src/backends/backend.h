@@ -49,6 +49,7 @@ struct PlacementReport {
   std::map<std::string, int> cpu_reasons;    // why nodes stayed on the CPU -> how many
   size_t dispatches = 0, barriers = 0, submits = 0;
   double wait_ms = 0;                        // host time spent waiting for the device
+  double longest_wait_ms = 0;                // ... of which the longest for one submit
   double record_ms = 0, cpu_ms = 0;          // host time recording GPU nodes / running CPU nodes
   size_t device_bytes = 0;                   // device and staging memory held (weights included)
   std::string precision_note;                // how precision "auto" decided, when it did

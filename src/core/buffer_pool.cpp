@@ -1,5 +1,6 @@
 #include "core/buffer_pool.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -33,6 +34,7 @@ class Pool {
       for (uint8_t* p : stack) std::free(p);
   }
   uint8_t* take(size_t cls) {
+    note_live(cls);
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = idle_.find(cls);
@@ -44,10 +46,14 @@ class Pool {
       }
     }
     void* p = std::aligned_alloc(64, cls);
-    if (!p) fail("a tensor needs ", cls, " bytes, more than the host can allocate now");
+    if (!p) {
+      live_ -= cls;
+      fail("a tensor needs ", cls, " bytes, more than the host can allocate now");
+    }
     return static_cast<uint8_t*>(p);
   }
   void give(uint8_t* p, size_t cls) {
+    live_ -= cls;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (idle_bytes_ + cls <= cap_) {
@@ -62,6 +68,9 @@ class Pool {
     std::lock_guard<std::mutex> lock(mu_);
     return idle_bytes_;
   }
+  size_t live_bytes() const { return live_; }
+  size_t peak_bytes() const { return peak_; }
+  void reset_peak() { peak_ = live_.load(); }
 
  private:
   std::mutex mu_;
@@ -70,6 +79,13 @@ class Pool {
   std::unordered_map<size_t, std::vector<uint8_t*>> idle_;
   size_t idle_bytes_ = 0;
   size_t cap_ = size_t(4096) << 20;
+  std::atomic<size_t> live_{0}, peak_{0};  // bytes handed out and not yet given back
+
+  void note_live(size_t cls) {
+    size_t now = live_ += cls;
+    for (size_t p = peak_.load(); now > p && !peak_.compare_exchange_weak(p, now);) {
+    }
+  }
 };
 
 // Never destroyed: tensors held in static objects may be freed after main.
@@ -88,5 +104,8 @@ std::shared_ptr<uint8_t[]> pooled_bytes(size_t n, bool zero) {
 }
 
 size_t pool_idle_bytes() { return pool().idle_bytes(); }
+size_t pool_live_bytes() { return pool().live_bytes(); }
+size_t pool_peak_bytes() { return pool().peak_bytes(); }
+void reset_pool_peak() { pool().reset_peak(); }
 
 }  // namespace kestrel

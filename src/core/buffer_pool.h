@@ -15,5 +15,10 @@ std::shared_ptr<uint8_t[]> pooled_bytes(size_t n, bool zero);
 
 // Bytes now idle in the pool (for tests and memory reports).
 size_t pool_idle_bytes();
+// Bytes of tensor memory in use now, and the most in use at once since the
+// process started or the latest reset_pool_peak() (memory reports).
+size_t pool_live_bytes();
+size_t pool_peak_bytes();
+void reset_pool_peak();
 
 }  // namespace kestrel

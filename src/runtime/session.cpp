@@ -68,6 +68,7 @@ void Session::init(const SessionOptions& opts) {
                 "thread) to ", SessionOptions::kMaxThreads, ", got ", opts.threads);
   KESTREL_CHECK(opts.max_loop_iterations >= 0, "max_loop_iterations must be 0 (no cap) or more, got ",
                 opts.max_loop_iterations);
+  const int64_t budget_mb = device_memory_mb(opts);
   onnx_io::validate_supported(model_->graph);
   passes::run_default_passes(model_->graph);
   families_ = families::claim_families(model_->graph);
@@ -79,7 +80,9 @@ void Session::init(const SessionOptions& opts) {
     backends::VulkanOptions vo;
     vo.precision = opts.precision;
     vo.device_wait_s = opts.device_wait_s;
-    vo.device_memory_bytes = size_t(device_memory_mb(opts)) << 20;
+    vo.device_memory_bytes = size_t(budget_mb) << 20;
+    const char* exact = std::getenv("KESTREL_VK_EXACT_BUFFERS");
+    vo.exact_buffers = opts.exact_buffers || (exact && std::string(exact) == "1");
     backend_ = backends::make_vulkan_backend(vo);
   } else {
     backend_ = backends::make_cpu_backend();
@@ -107,7 +110,7 @@ std::string Session::placement_summary() const {
   os << p->device << ": " << p->gpu_nodes << " of " << (p->gpu_nodes + p->cpu_nodes) << " nodes and " << share
      << " of FLOPs on the GPU; " << p->dispatches << " dispatches, " << p->barriers << " barriers, " << p->submits
      << " submits; host: " << p->record_ms << " ms recording, " << p->cpu_ms << " ms on CPU nodes, " << p->wait_ms
-     << " ms waiting for the device";
+     << " ms waiting for the device (at most " << p->longest_wait_ms << " ms for one submit)";
   if (!p->precision_note.empty()) os << "\n" << p->precision_note;
   if (!p->cpu_reasons.empty()) {
     os << "\non the CPU (" << p->cpu_nodes << " nodes):";

@@ -40,6 +40,9 @@ struct SessionOptions {
   // and staging. Past it nodes run on the CPU, reported in the placement.
   // 0: KESTREL_VK_MEMORY_MB when set, else no limit.
   int64_t device_memory_mb = 0;
+  // Vulkan: a buffer of exactly its size for every tensor, so the validation
+  // layer bounds-checks each access (slower; KESTREL_VK_EXACT_BUFFERS=1 sets it).
+  bool exact_buffers = false;
   // The most iterations one Loop or Scan node may run within one run; 0: no
   // cap. Exported loops run for tokens, boxes or sequence steps (thousands,
   // rarely more), so a million only stops a loop that would not end (a trip

@@ -210,6 +210,9 @@ void run_precision(const std::string& precision) {
   backends::VulkanOptions vo;
   vo.precision = precision;
   vo.keep_small_host_work = false;  // every case must reach the device
+  // Under the validation layer (scripts/validate_vulkan.sh): every tensor its own buffer, bounds-checked.
+  const char* exact = std::getenv("KESTREL_VK_EXACT_BUFFERS");
+  vo.exact_buffers = exact && std::string(exact) == "1";
   auto vk = backends::make_vulkan_backend(vo);  // throws (fails the test) without a device
   const char* filter = std::getenv("KESTREL_OPS_FILTER");
   int pass = 0, fail = 0, unsupported = 0;

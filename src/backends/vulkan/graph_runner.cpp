@@ -19,10 +19,10 @@ namespace kestrel::vulkan {
 // it goes first: its destructor waits for any work still in flight before
 // the memory that work writes is freed.
 struct RunResources {
-  RunResources(Context& c, double wait_s, std::shared_ptr<MemoryBudget> b)
+  RunResources(Context& c, double wait_s, std::shared_ptr<MemoryBudget> b, bool exact_buffers)
       : budget(std::move(b)),
-        device(c, MemoryKind::Device, budget.get()),
-        host(c, MemoryKind::Host, budget.get()),
+        device(c, MemoryKind::Device, budget.get(), exact_buffers),
+        host(c, MemoryKind::Host, budget.get(), exact_buffers),
         rec(c, wait_s) {}
   std::shared_ptr<MemoryBudget> budget;
   Allocator device;
@@ -127,7 +127,7 @@ struct RunState {
     auto stg = device_memory(res.host, bytes);
     write_storage(t, g.half, stg->a.mapped());
     res.host.host_wrote(stg->a);
-    res.rec.copy({stg->a.buffer(), stg->a.offset, bytes, false}, g.range(true));
+    res.rec.copy(range_of(stg->a, 0, bytes, false), g.range(true));
     staging.push_back(std::move(stg));
     return g;
   }
@@ -142,7 +142,7 @@ struct RunState {
         reads.emplace_back(v, nullptr);
       } else {
         auto stg = device_memory(res.host, t.bytes());
-        res.rec.copy(t.range(false), {stg->a.buffer(), stg->a.offset, std::max<size_t>(t.bytes(), 4), true});
+        res.rec.copy(t.range(false), range_of(stg->a, 0, std::max<size_t>(t.bytes(), 4), true));
         reads.emplace_back(v, std::move(stg));
       }
     }
@@ -327,6 +327,25 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
 }
 
 namespace {
+// The node's work before it is recorded (for where submits close): its
+// outputs' shapes as the graph declares them, or its first input's where
+// the graph does not know them.
+double estimated_flops(const ir::Node& n, const RunState& st) {
+  std::vector<Shape> in = st.shapes_of(n.inputs), out;
+  for (int v : n.outputs) {
+    const auto& declared = v >= 0 ? st.g().values[size_t(v)].shape : std::nullopt;
+    bool known = declared.has_value();
+    Shape s;
+    if (known)
+      for (const ir::Dim& d : *declared) {
+        if (!d.known()) known = false;
+        s.push_back(d.value);
+      }
+    out.push_back(known ? s : (in.empty() ? Shape{} : in[0]));
+  }
+  return backends::node_flops(n, in, out);
+}
+
 // Integer-quantized graphs (ConvInteger/MatMulInteger sums scaled back to
 // float) hold float values far past float16's 65504 between the integer op
 // and its rescale, so they keep float32 storage.
@@ -343,6 +362,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       g_(g),
       keep_small_host_work_(opts.keep_small_host_work),
       device_wait_s_(opts.device_wait_s),
+      exact_buffers_(opts.exact_buffers),
       plan_(backends::cpu::Plan::build(g)) {
   half_refused_ = half && integer_quantized(g);
   half_ = half && !half_refused_;
@@ -350,8 +370,8 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
   cpu_reason_.resize(g.nodes.size());
   resident_.resize(g.values.size());
   budget_ = budget ? std::move(budget) : std::make_shared<MemoryBudget>(opts.device_memory_bytes);
-  weights_ = std::make_unique<Allocator>(*ctx_, MemoryKind::Device, budget_.get());
-  auto upload = std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_);
+  weights_ = std::make_unique<Allocator>(*ctx_, MemoryKind::Device, budget_.get(), exact_buffers_);
+  auto upload = std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_, exact_buffers_);
   std::vector<std::shared_ptr<DeviceMemory>> staging;
   try {
     place_and_upload(*upload, staging);
@@ -404,7 +424,7 @@ void VulkanCompiled::place_and_upload(RunResources& upload, std::vector<std::sha
       } else {
         write_storage(t, half_, stg->a.mapped());
         upload.host.host_wrote(stg->a);
-        upload.rec.copy({stg->a.buffer(), stg->a.offset, std::max<size_t>(bytes, 4), false}, gt->range(true));
+        upload.rec.copy(range_of(stg->a, 0, std::max<size_t>(bytes, 4), false), gt->range(true));
         staging.push_back(std::move(stg));
         if (staging.size() >= 64) {  // bound the staging memory held at once
           upload.rec.flush();
@@ -439,7 +459,7 @@ std::unique_ptr<RunResources> VulkanCompiled::acquire() const {
       return r;
     }
   }
-  return std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_);
+  return std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_, exact_buffers_);
 }
 
 void VulkanCompiled::give_back(std::unique_ptr<RunResources> r) const {
@@ -512,6 +532,8 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
       if (!r->rec.failed()) {
         try {
           r->rec.reset();
+          r->device.destroy_released_buffers();
+          r->host.destroy_released_buffers();
           c.give_back(std::move(r));
           return;
         } catch (...) {
@@ -549,6 +571,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
       if (small_host) {
         reason = &kSmallHost;
       } else {
+        res->rec.begin_node(estimated_flops(n, st));
         try {
           st.run_gpu(i, *gpu_def_[i]);
           on_gpu = true;
@@ -605,6 +628,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   st.report.barriers = res->rec.barriers();
   st.report.submits = res->rec.submits();
   st.report.wait_ms = res->rec.wait_ms();
+  st.report.longest_wait_ms = res->rec.longest_wait_ms();
   st.report.device_bytes = res->device.reserved_bytes() + res->host.reserved_bytes() + weights_->reserved_bytes();
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -48,6 +48,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   bool half_refused_ = false;  // float16 was asked for but the graph keeps float32
   bool keep_small_host_work_ = true;
   double device_wait_s_ = 120;
+  bool exact_buffers_ = false;
   backends::cpu::Plan plan_;
   std::vector<const VkOpDef*> gpu_def_;
   std::vector<std::string> cpu_reason_;

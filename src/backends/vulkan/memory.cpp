@@ -13,7 +13,8 @@ size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 }  // namespace
 
-Allocator::Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget) : ctx_(ctx), kind_(kind), budget_(budget) {
+Allocator::Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget, bool exact_buffers)
+    : ctx_(ctx), kind_(kind), budget_(budget), exact_buffers_(exact_buffers) {
   const VkPhysicalDeviceMemoryProperties& mp = ctx.memory_properties();
   const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   // Preference lists, best first: {flags wanted, flags to avoid}. On a
@@ -52,6 +53,7 @@ Allocator::Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget) : ctx_
 }
 
 Allocator::~Allocator() {
+  destroy_released_buffers();
   for (auto& b : blocks_) {
     vkDestroyBuffer(ctx_.device(), b->buffer, nullptr);
     vkFreeMemory(ctx_.device(), b->memory, nullptr);
@@ -137,7 +139,9 @@ Allocation Allocator::allocate(size_t bytes) {
         size_t off = it->first, left = it->second - need;
         b->free.erase(it);
         if (left) b->free[off + need] = left;
-        return Allocation{b.get(), off, need};
+        Allocation a{b.get(), off, need};
+        if (exact_buffers_) a.exact = exact_buffer(*b, off, (std::max<size_t>(bytes, 4) + 3) / 4 * 4);
+        return a;
       }
     }
     if (attempt == 0) new_block(need);
@@ -145,9 +149,28 @@ Allocation Allocator::allocate(size_t bytes) {
   fail("Vulkan: allocator could not place ", bytes, " bytes");  // unreachable: the new block fits
 }
 
+VkBuffer Allocator::exact_buffer(const Block& b, size_t offset, size_t bytes) {
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = bytes;
+  bci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkBuffer buf;
+  if (vkCreateBuffer(ctx_.device(), &bci, nullptr, &buf) != VK_SUCCESS)
+    fail("Vulkan: cannot create a ", bytes, "-byte buffer on '", ctx_.info().name, "'");
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(ctx_.device(), buf, &req);
+  if (offset % req.alignment || !(req.memoryTypeBits & (1u << type_)) ||
+      vkBindBufferMemory(ctx_.device(), buf, b.memory, offset) != VK_SUCCESS) {
+    vkDestroyBuffer(ctx_.device(), buf, nullptr);
+    fail("Vulkan: cannot bind an exact ", bytes, "-byte buffer at offset ", offset, " (alignment ", req.alignment, ")");
+  }
+  return buf;
+}
+
 void Allocator::release(const Allocation& a) {
   if (!a.block) return;
   std::lock_guard<std::mutex> lock(mu_);
+  if (a.exact) released_buffers_.push_back(a.exact);
   auto& fr = a.block->free;
   auto [it, ok] = fr.emplace(a.offset, a.size);
   // Coalesce with the following and preceding free ranges.
@@ -163,6 +186,15 @@ void Allocator::release(const Allocation& a) {
       fr.erase(it);
     }
   }
+}
+
+void Allocator::destroy_released_buffers() {
+  std::vector<VkBuffer> done;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done.swap(released_buffers_);
+  }
+  for (VkBuffer b : done) vkDestroyBuffer(ctx_.device(), b, nullptr);
 }
 
 void Allocator::host_wrote(const Allocation& a) const {

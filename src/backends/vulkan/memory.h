@@ -34,8 +34,11 @@ struct Block {
 
 struct Allocation {
   Block* block = nullptr;
-  size_t offset = 0, size = 0;
-  VkBuffer buffer() const { return block->buffer; }
+  size_t offset = 0, size = 0;   // within the block
+  VkBuffer exact = VK_NULL_HANDLE;  // a buffer of just this tensor's bytes (exact-buffer mode)
+  // What descriptors and copies bind: the tensor's own buffer, or the block's at `offset`.
+  VkBuffer buffer() const { return exact ? exact : block->buffer; }
+  size_t buffer_offset() const { return exact ? 0 : offset; }
   uint8_t* mapped() const { return block->mapped ? block->mapped + offset : nullptr; }
 };
 
@@ -57,7 +60,11 @@ struct OutOfDeviceMemory : Error {
 
 class Allocator {
  public:
-  Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget = nullptr);
+  // exact_buffers: each allocation also gets a VkBuffer of exactly its bytes,
+  // bound to its range of the block, so that the validation layer's
+  // GPU-assisted checks (which bound an access by the whole buffer) catch a
+  // dispatch that strays past its tensor. Costs a vkCreateBuffer per tensor.
+  Allocator(Context& ctx, MemoryKind kind, MemoryBudget* budget = nullptr, bool exact_buffers = false);
   ~Allocator();
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
@@ -65,6 +72,9 @@ class Allocator {
   // Throws Error naming the size and device when memory runs out.
   Allocation allocate(size_t bytes);
   void release(const Allocation& a);
+  // Exact buffers of released allocations wait here until the work that
+  // bound them has finished (the owner calls this after waiting for it).
+  void destroy_released_buffers();
 
   // For memory that is host-visible but not coherent: make host writes
   // visible to the device (after writing) and device writes visible to the
@@ -78,9 +88,12 @@ class Allocator {
 
  private:
   Block* new_block(size_t bytes);
+  VkBuffer exact_buffer(const Block& b, size_t offset, size_t bytes);
   Context& ctx_;
   MemoryKind kind_;
   MemoryBudget* budget_;
+  bool exact_buffers_;
+  std::vector<VkBuffer> released_buffers_;
   uint32_t type_ = 0;
   bool host_visible_ = false;
   bool coherent_ = true;

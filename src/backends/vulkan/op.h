@@ -44,7 +44,7 @@ struct GpuTensor {
   // Whole 32-bit words: packed bytes round up.
   size_t bytes() const { return (size_t(numel()) * element_bytes() + 3) / 4 * 4; }
   BufferRange range(bool write) const {
-    return {memory->a.buffer(), memory->a.offset + view_offset, std::max<size_t>(bytes(), 4), write};
+    return range_of(memory->a, view_offset, std::max<size_t>(bytes(), 4), write);
   }
 };
 

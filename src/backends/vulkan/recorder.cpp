@@ -1,5 +1,6 @@
 #include "backends/vulkan/recorder.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/error.h"
@@ -11,7 +12,9 @@ constexpr uint32_t kSetsPerPool = 512;
 constexpr uint32_t kDescriptorsPerPool = kSetsPerPool * 8;
 
 bool overlap(const BufferRange& a, const BufferRange& b) {
-  return a.buffer == b.buffer && a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+  VkBuffer ma = a.block ? a.block : a.buffer, mb = b.block ? b.block : b.buffer;
+  size_t oa = a.block ? a.block_offset : a.offset, ob = b.block ? b.block_offset : b.offset;
+  return ma == mb && oa < ob + b.size && ob < oa + a.size;
 }
 
 // The work one submit may hold, in FLOPs (node_flops: 2 per multiply-add,
@@ -142,10 +145,16 @@ void Recorder::dispatch(const Pipeline& p, const std::vector<BufferRange>& range
   if (push_bytes) vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cmd, gx, gy, gz);
   ++dispatches_;
-  if (++since_submit_ >= 64) submit_recorded();
+  if (++since_submit_ >= 64 || submit_each_dispatch_) submit_recorded();
+}
+
+void Recorder::begin_node(double estimated_flops) {
+  if (cmd_ && work_since_submit_ + estimated_flops > work_per_submit_) submit_recorded();
+  submit_each_dispatch_ = estimated_flops > work_per_submit_;
 }
 
 void Recorder::end_node(double flops) {
+  submit_each_dispatch_ = false;
   work_since_submit_ += flops;
   if (cmd_ && work_since_submit_ >= work_per_submit_) submit_recorded();
 }
@@ -198,14 +207,19 @@ void Recorder::flush() {
   submit_recorded();
   // Every submit so far is done once all their fences have signalled. Each
   // wait covers one submit's work: the one before it has already finished.
+  using ms = std::chrono::duration<double, std::milli>;
   auto t0 = std::chrono::steady_clock::now();
   try {
-    for (; waited_ < fences_used_; ++waited_) ctx_.wait(fences_[waited_], serials_[waited_], wait_s_);
+    for (; waited_ < fences_used_; ++waited_) {
+      auto w0 = std::chrono::steady_clock::now();
+      ctx_.wait(fences_[waited_], serials_[waited_], wait_s_);
+      longest_wait_ms_ = std::max(longest_wait_ms_, ms(std::chrono::steady_clock::now() - w0).count());
+    }
   } catch (...) {
     failed_ = true;
     throw;
   }
-  wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  wait_ms_ += ms(std::chrono::steady_clock::now() - t0).count();
   fences_used_ = waited_ = 0;
   touched_.clear();
 }
@@ -222,7 +236,7 @@ void Recorder::reset() {
   sets_used_ = false;
   cmds_used_ = 0;
   dispatches_ = barriers_ = submits_ = 0;
-  wait_ms_ = 0;
+  wait_ms_ = longest_wait_ms_ = 0;
 }
 
 }  // namespace kestrel::vulkan

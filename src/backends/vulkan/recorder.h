@@ -1,7 +1,7 @@
 // Records the GPU work of one run into command buffers. The buffer so far is
-// submitted without waiting every 64 dispatches, and after any node that
-// brings the work since the last submit past a budget sized for the device
-// (work_per_submit in recorder.cpp): the GPU starts while the rest is
+// submitted without waiting every 64 dispatches, and wherever the work since
+// the last submit would pass a budget sized for the device (work_per_submit
+// in recorder.cpp; a node over it alone is submitted dispatch by dispatch): the GPU starts while the rest is
 // recorded, and each submit finishes far within the wait limit even on a
 // loaded CPU device or under a mobile GPU's hang check. The host waits only
 // when it needs a result. A wait that gives up marks the recorder failed: its
@@ -21,11 +21,21 @@
 
 namespace kestrel::vulkan {
 
+// What a dispatch or copy binds (buffer, offset, size), and where that is in
+// memory (block, block_offset: hazards are found by memory, since in
+// exact-buffer mode two buffers can alias one reused range).
 struct BufferRange {
   VkBuffer buffer = VK_NULL_HANDLE;
   size_t offset = 0, size = 0;
   bool write = false;
+  VkBuffer block = VK_NULL_HANDLE;  // VK_NULL_HANDLE: `buffer` itself, at `offset`
+  size_t block_offset = 0;
 };
+
+// `size` bytes of allocation `a` from `at` bytes into it.
+inline BufferRange range_of(const Allocation& a, size_t at, size_t size, bool write) {
+  return {a.buffer(), a.buffer_offset() + at, size, write, a.block->buffer, a.offset + at};
+}
 
 class Recorder {
  public:
@@ -39,6 +49,11 @@ class Recorder {
   void dispatch(const Pipeline& p, const std::vector<BufferRange>& ranges, const void* push, uint32_t push_bytes,
                 uint32_t gx, uint32_t gy, uint32_t gz);
   void copy(const BufferRange& src, const BufferRange& dst);
+  // Before each node: about `estimated_flops` of work will be recorded for
+  // it. A node that would take the submit past the budget starts a new one,
+  // and a node over the budget by itself closes a submit after each of its
+  // dispatches (kernels split long work into dispatches of bounded work).
+  void begin_node(double estimated_flops);
   // After each node: `flops` of work were recorded for it (node_flops).
   void end_node(double flops);
   // Submits what was recorded (if anything) and waits for all of it.
@@ -54,6 +69,7 @@ class Recorder {
   size_t barriers() const { return barriers_; }
   size_t submits() const { return submits_; }
   double wait_ms() const { return wait_ms_; }  // host time spent waiting for the device this run
+  double longest_wait_ms() const { return longest_wait_ms_; }  // the longest wait for one submit this run
 
  private:
   VkCommandBuffer begin();
@@ -70,6 +86,7 @@ class Recorder {
   bool failed_ = false;
   double work_per_submit_;          // FLOPs
   double work_since_submit_ = 0;
+  bool submit_each_dispatch_ = false;  // inside a node over the budget by itself
   size_t fences_used_ = 0;          // fences_[0, fences_used_) were submitted since the last flush
   size_t waited_ = 0;               // ... and fences_[0, waited_) have signalled
   size_t since_submit_ = 0;         // dispatches recorded into cmd_
@@ -81,7 +98,7 @@ class Recorder {
   bool sets_used_ = false;          // a set was allocated since the last reset
   std::vector<BufferRange> touched_;  // since the last barrier
   size_t dispatches_ = 0, barriers_ = 0, submits_ = 0;
-  double wait_ms_ = 0;
+  double wait_ms_ = 0, longest_wait_ms_ = 0;
 };
 
 }  // namespace kestrel::vulkan

@@ -23,6 +23,9 @@ struct VulkanOptions {
   // The Vulkan memory a session may hold (0: no limit). Past it a node runs
   // on the CPU instead, and the placement report says why.
   size_t device_memory_bytes = 0;
+  // A VkBuffer of exactly its bytes for every tensor (memory.h), for runs
+  // under the validation layer: slower, and every access is bounds-checked.
+  bool exact_buffers = false;
 };
 
 // Throws Error when no Vulkan device can be opened.

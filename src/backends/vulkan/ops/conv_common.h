@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/ops/util.h"
 #include "backends/vulkan/ops/window.h"
 
 namespace kestrel::vulkan {
@@ -61,7 +62,8 @@ inline void record_conv_tiles(OpContext& ctx, const ConvSetup& s, const std::str
   const int64_t m_tiles = (s.Mg + bm - 1) / bm, p_tiles = (P + bn - 1) / bn, zs = s.N * s.group;
   if (m_tiles > 65535 || zs > 65535) ctx.unsupported("convolution grid ", m_tiles, " x ", zs, " is past 65535");
   const int64_t macs_per_tile = bn * s.Mg * K * zs;
-  const int64_t tiles_per = std::clamp<int64_t>(kConvMacsPerDispatch / std::max<int64_t>(macs_per_tile, 1), 1, 65535);
+  const int64_t macs = int64_t(macs_per_dispatch(ctx.device(), uint64_t(kConvMacsPerDispatch)));
+  const int64_t tiles_per = std::clamp<int64_t>(macs / std::max<int64_t>(macs_per_tile, 1), 1, 65535);
   std::vector<int32_t> spec = {tm, tn, s.kh, s.kw};
   spec.insert(spec.end(), extra_spec.begin(), extra_spec.end());
   for (int64_t t0 = 0; t0 < p_tiles; t0 += tiles_per) {

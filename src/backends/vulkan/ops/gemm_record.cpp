@@ -32,8 +32,9 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
   uint64_t tile_macs = uint64_t(tile) * tile * std::max<uint32_t>(p.K, 1);
   uint64_t batch_macs = tile_macs * mt * nt;
-  if (batch_macs <= kMacsPerDispatch) {
-    uint64_t per = std::clamp<uint64_t>(kMacsPerDispatch / batch_macs, 1, max_groups);
+  const uint64_t macs = macs_per_dispatch(ctx.device(), kMacsPerDispatch);
+  if (batch_macs <= macs) {
+    uint64_t per = std::clamp<uint64_t>(macs / batch_macs, 1, max_groups);
     for (uint64_t b0 = 0; b0 < plan.batches; b0 += per) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = 0;
@@ -42,7 +43,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     }
     return;
   }
-  uint64_t rows = std::clamp<uint64_t>(kMacsPerDispatch / (tile_macs * nt), 1, max_groups);
+  uint64_t rows = std::clamp<uint64_t>(macs / (tile_macs * nt), 1, max_groups);
   for (uint64_t b0 = 0; b0 < plan.batches; ++b0)
     for (uint64_t m0 = 0; m0 < mt; m0 += rows) {
       p.batch_base = uint32_t(b0);

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Runs the Vulkan tests under the Khronos validation layer (Debian 12:
+# vulkan-validationlayers) with GPU-assisted validation (shader accesses
+# outside their buffers) and synchronization validation (missing or wrong
+# barriers, within and across submits): the backend parity harness
+# (kestrel_backend_ops), the transformer family fixtures on Vulkan, and the
+# smaller real models on Vulkan in float32 and float16 storage. Any message of
+# warning or error severity fails the step, as does a test failure. The layer
+# writes to the test's own stdout, so each message sits under the test that
+# caused it in build/validate_vulkan/<step>.log.
+#
+# Covered real models (chosen to keep the whole script near 8 minutes on two
+# cores): ppocrv4_det, ppocrv4_rec, ppocr_mobile_v2_cls, blazeface_front_128,
+# blazeface_back_256, mlsd_tiny_320, silero_vad. Not covered: isnet_medium,
+# isnet_small, mlsd_large_320.
+#
+# Usage: scripts/validate_vulkan.sh [step...]   steps: ops families models (default: all)
+# Needs a build (scripts/build.sh) and the models (scripts/fetch_models.sh).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+layer_json=/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json
+if [ ! -f "$layer_json" ]; then
+  echo "validate_vulkan: the Khronos validation layer is missing ($layer_json); run scripts/setup.sh" >&2
+  exit 1
+fi
+for bin in build/tests/kestrel_backend_ops build/tests/kestrel_tests; do
+  [ -x "$bin" ] || { echo "validate_vulkan: $bin is missing; run scripts/build.sh" >&2; exit 1; }
+done
+
+out="$top/build/validate_vulkan"
+mkdir -p "$out"
+# The layer's settings (1.3.239 reads them from VK_LAYER_SETTINGS_PATH).
+# Information messages are kept so the log shows the layer was active with
+# these features; only warnings and errors fail a step.
+cat > "$out/vk_layer_settings.txt" <<'EOF'
+khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG
+khronos_validation.log_filename = stdout
+khronos_validation.report_flags = error,warn,perf,info
+khronos_validation.enables = VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT,VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
+khronos_validation.gpuav_buffer_oob = true
+EOF
+export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
+export VK_LAYER_SETTINGS_PATH="$out"
+# GPU-assisted validation bounds an access by the buffer bound, and Kestrel's
+# tensors are ranges of 64 MiB blocks: in this mode every tensor also gets a
+# buffer of exactly its bytes, so a dispatch that strays past its tensor is
+# reported.
+export KESTREL_VK_EXACT_BUFFERS=1
+
+models="ppocrv4_det ppocrv4_rec ppocr_mobile_v2_cls blazeface_front_128 blazeface_back_256 mlsd_tiny_320 silero_vad"
+model_filter=""
+for m in $models; do model_filter+="Real/RealModelTest.AgreesWithOnnxRuntime/${m}_vulkan_*:"; done
+
+failed=()
+run_step() {
+  local name=$1; shift
+  local log="$out/$name.log"
+  echo "validate_vulkan: $name: $*" >&2
+  local start=$SECONDS rc=0
+  "$@" > "$log" 2>&1 || rc=$?
+  # Each message the layer reports starts "<id>(<SEVERITY> / <TYPE>): msgNum: ".
+  local active bad
+  active=$(grep -c "Khronos Validation Layer Active" "$log" || true)
+  bad=$(grep -E '\): msgNum: ' "$log" | grep -vc 'Validation Information: ' || true)
+  echo "validate_vulkan: $name: exit $rc, $bad validation message(s), $((SECONDS - start)) s; log $log" >&2
+  if [ "$active" = 0 ]; then
+    echo "validate_vulkan: $name: the validation layer did not load" >&2
+    failed+=("$name")
+  elif [ "$rc" != 0 ] || [ "$bad" != 0 ]; then
+    grep -E '\): msgNum: ' "$log" | grep -v 'Validation Information: ' | sort | uniq -c | sort -rn | head -20 >&2 || true
+    grep -E '^\[  FAILED  \]' "$log" >&2 || true
+    failed+=("$name")
+  fi
+}
+
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(ops families models)
+for step in "${steps[@]}"; do
+  case "$step" in
+    ops) run_step ops build/tests/kestrel_backend_ops ;;
+    families) run_step families build/tests/kestrel_tests \
+                --gtest_filter='Families.*:SamFamily.*:TorchStack.*' ;;
+    models) run_step models build/tests/kestrel_tests --gtest_filter="${model_filter%:}" ;;
+    *) echo "validate_vulkan: unknown step '$step' (ops, families, models)" >&2; exit 2 ;;
+  esac
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "validate_vulkan: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "validate_vulkan: every step ran clean under the validation layer" >&2
