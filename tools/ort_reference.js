@@ -161,4 +161,6 @@ async function main() {
   await session.release();
 }
 
-main().catch(e => die(e && e.message ? e.message : String(e)));
+// Run as a script; bench/ scripts require it for its .npy reader and loader.
+if (require.main === module) main().catch(e => die(e && e.message ? e.message : String(e)));
+module.exports = { loadOrt, readNpy };

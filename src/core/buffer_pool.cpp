@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
+#include <map>
 #include <vector>
 #include <mutex>
 #include <string>
@@ -33,18 +33,24 @@ class Pool {
     for (auto& [size, stack] : idle_)
       for (uint8_t* p : stack) std::free(p);
   }
-  uint8_t* take(size_t cls) {
-    note_live(cls);
+  // A buffer of at least `cls` bytes; `cls` is set to its size class. An
+  // idle buffer of up to twice the size serves the request: memory already
+  // held is used again instead of growing the heap by one buffer per
+  // distinct tensor size over a run.
+  uint8_t* take(size_t& cls) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = idle_.find(cls);
-      if (it != idle_.end() && !it->second.empty()) {
+      for (auto it = idle_.lower_bound(cls); it != idle_.end() && it->first <= 2 * cls; ++it) {
+        if (it->second.empty()) continue;
         uint8_t* p = it->second.back();
         it->second.pop_back();
-        idle_bytes_ -= cls;
+        idle_bytes_ -= it->first;
+        cls = it->first;
+        note_live(cls);
         return p;
       }
     }
+    note_live(cls);
     void* p = std::aligned_alloc(64, cls);
     if (!p) {
       live_ -= cls;
@@ -76,7 +82,7 @@ class Pool {
   std::mutex mu_;
   // Size class -> idle buffers (stacks: after warm-up a run allocates no
   // bookkeeping of its own, unlike a multimap's node per buffer).
-  std::unordered_map<size_t, std::vector<uint8_t*>> idle_;
+  std::map<size_t, std::vector<uint8_t*>> idle_;
   size_t idle_bytes_ = 0;
   size_t cap_ = size_t(4096) << 20;
   std::atomic<size_t> live_{0}, peak_{0};  // bytes handed out and not yet given back
@@ -99,7 +105,7 @@ Pool& pool() {
 std::shared_ptr<uint8_t[]> pooled_bytes(size_t n, bool zero) {
   size_t cls = size_class(n);
   uint8_t* p = pool().take(cls);
-  if (zero) std::memset(p, 0, cls);
+  if (zero) std::memset(p, 0, n);
   return std::shared_ptr<uint8_t[]>(p, [cls](uint8_t* q) { pool().give(q, cls); });
 }
 

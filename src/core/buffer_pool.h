@@ -1,5 +1,5 @@
 // Host memory for tensors. Freed buffers are kept, by size class, for the
-// next allocation of that class: a run allocates the same sizes as the run
+// next allocation of that class or of one up to half its size: a run allocates the same sizes as the run
 // before it, so after the first run tensors come back warm (no page faults,
 // no kernel zeroing) instead of from fresh mmap()s. The pool keeps at most
 // KESTREL_POOL_MB megabytes (default 4096) of idle buffers.

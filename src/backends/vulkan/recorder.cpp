@@ -18,12 +18,13 @@ bool overlap(const BufferRange& a, const BufferRange& b) {
 }
 
 // The work one submit may hold, in FLOPs (node_flops: 2 per multiply-add,
-// else 1 per output element). lavapipe runs Kestrel's shaders at about
-// 10 GFLOP/s on two idle cores (IS-Net's convolutions); 1 GFLOP is a tenth of
-// a second there, still seconds with every core taken by other work, against
-// a wait limit of minutes. Mobile GPUs reset work that runs past about
-// 500 ms (msm's hang check); 4 GFLOP is well under that at their tens of
-// GFLOP/s. On a discrete GPU the 64-dispatch cap decides.
+// else 1 per output element). lavapipe ran IS-Net medium's convolutions
+// (319 GFLOP) at about 0.9 GFLOP/s on two cores shared with other builds and
+// tests, so 1 GFLOP is about a second there, against a wait limit of
+// minutes (its largest convolution, 39 GFLOP, once went as one submit: the
+// waits that gave up under load). Mobile GPUs reset work that runs past
+// about 500 ms (msm's hang check); 4 GFLOP is well under that at their tens
+// of GFLOP/s. On a discrete GPU the 64-dispatch cap decides.
 double work_per_submit(const DeviceInfo& d) {
   if (d.type == "cpu") return 1e9;
   if (d.type == "discrete") return 1e12;

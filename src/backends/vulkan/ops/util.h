@@ -11,10 +11,10 @@ namespace kestrel::vulkan {
 
 // The multiply-adds one dispatch may hold. On a GPU it is the kernel's own
 // bound (far under the ~500 ms after which mobile drivers kill a dispatch).
-// A CPU implementation of Vulkan (lavapipe) computes a few hundred MFLOP/s
-// when other work shares its cores, so there a dispatch holds at most 2^28
-// (seconds at worst), and the recorder closes a submit between dispatches of
-// a large node (recorder.h), each far within the wait limit.
+// A CPU implementation of Vulkan (lavapipe) computes about 1 GFLOP/s when
+// other work shares its two cores, so there a dispatch holds at most 2^28
+// (about half a second), and the recorder closes a submit between dispatches
+// of a large node (recorder.h), each far within the wait limit.
 inline uint64_t macs_per_dispatch(const DeviceInfo& d, uint64_t gpu_bound) {
   return d.type == "cpu" ? std::min<uint64_t>(gpu_bound, uint64_t(1) << 28) : gpu_bound;
 }
