@@ -222,7 +222,9 @@ inline float fast_exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t ni = int32_t(n);
+  // Converting NaN to int is undefined: convert 0 instead (a select, so the
+  // loop still vectorizes); p is NaN already, so the result stays NaN.
+  int32_t ni = int32_t(n == n ? n : 0.0f);
   int32_t h = ni >> 1;
   float s1 = std::bit_cast<float>((h + 127) << 23);
   float s2 = std::bit_cast<float>((ni - h + 127) << 23);
