@@ -61,6 +61,15 @@ std::string reasons(const backends::PlacementReport& p) {
   return s;
 }
 
+SessionOptions vulkan_with_budget(int64_t mb) {
+  SessionOptions o;
+  o.backend = "vulkan";
+  o.precision = "fp32";
+  o.threads = 1;
+  o.device_memory_mb = mb;
+  return o;
+}
+
 struct Compiled {
   onnx_io::Model model;
   std::shared_ptr<vulkan::Context> ctx = vulkan::Context::open();  // its own device: faults stay here
@@ -79,11 +88,7 @@ struct Compiled {
 
 TEST(VulkanFaults, PastTheMemoryBudgetNodesRunOnTheCpu) {
   // 1 MiB holds the four weights (256 KiB each) but not the activations too.
-  SessionOptions o;
-  o.backend = "vulkan";
-  o.precision = "fp32";
-  o.threads = 1;
-  o.device_memory_mb = 1;
+  SessionOptions o = vulkan_with_budget(1);
   std::string bytes = matmul_chain(kN, kLayers);
   auto s = Session::load_bytes(bytes.data(), bytes.size(), o);
   auto got = s->run({{"x", matmul_chain_input(kN)}});
@@ -95,11 +100,7 @@ TEST(VulkanFaults, PastTheMemoryBudgetNodesRunOnTheCpu) {
 }
 
 TEST(VulkanFaults, ABudgetThatHoldsNothingRunsEverythingOnTheCpu) {
-  SessionOptions o;
-  o.backend = "vulkan";
-  o.precision = "fp32";
-  o.threads = 1;
-  o.device_memory_mb = 1;
+  SessionOptions o = vulkan_with_budget(1);
   std::string bytes = matmul_chain(1024, 2);  // 4 MiB weights: none fits
   auto s = Session::load_bytes(bytes.data(), bytes.size(), o);
   auto got = s->run({{"x", matmul_chain_input(1024)}});
