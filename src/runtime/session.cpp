@@ -29,7 +29,6 @@ namespace {
 int64_t device_memory_mb(const SessionOptions& opts) {
   KESTREL_CHECK(opts.device_memory_mb >= 0, "device_memory_mb must be 0 (no limit) or more, got ",
                 opts.device_memory_mb);
-  KESTREL_CHECK(opts.device_wait_s > 0, "device_wait_s must be positive, got ", opts.device_wait_s);
   if (opts.device_memory_mb > 0) return opts.device_memory_mb;
   const char* e = std::getenv("KESTREL_VK_MEMORY_MB");
   if (!e || !*e) return 0;
@@ -68,6 +67,7 @@ void Session::init(const SessionOptions& opts) {
                 "thread) to ", SessionOptions::kMaxThreads, ", got ", opts.threads);
   KESTREL_CHECK(opts.max_loop_iterations >= 0, "max_loop_iterations must be 0 (no cap) or more, got ",
                 opts.max_loop_iterations);
+  KESTREL_CHECK(opts.device_wait_s > 0, "device_wait_s must be positive, got ", opts.device_wait_s);
   const int64_t budget_mb = device_memory_mb(opts);
   onnx_io::validate_supported(model_->graph);
   passes::run_default_passes(model_->graph);

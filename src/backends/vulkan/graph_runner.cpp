@@ -296,6 +296,9 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
     if (k < int(n.inputs.size()) && n.inputs[size_t(k)] >= 0) host_needed.push_back(n.inputs[size_t(k)]);
   to_host(host_needed);
   VkOpContext ctx(n, def, *this);
+  auto undo = [&] {
+    for (int v : ctx.produced) gpu[size_t(v)].reset();
+  };
   try {
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
@@ -304,15 +307,15 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
     }
     def.record(ctx);
   } catch (Unsupported&) {
-    for (int v : ctx.produced) gpu[size_t(v)].reset();
+    undo();
     throw;
   } catch (const OutOfDeviceMemory& e) {
     // Past the budget or the device's memory: this node runs on the CPU
     // (what it recorded writes only memory given back with its outputs).
-    for (int v : ctx.produced) gpu[size_t(v)].reset();
+    undo();
     throw Unsupported{e.what()};
   } catch (const PipelineFailed& e) {
-    for (int v : ctx.produced) gpu[size_t(v)].reset();
+    undo();
     throw Unsupported{e.what()};
   } catch (const DeviceLost&) {
     throw;  // the whole run moves to the CPU (VulkanCompiled::run)
@@ -333,15 +336,15 @@ namespace {
 double estimated_flops(const ir::Node& n, const RunState& st) {
   std::vector<Shape> in = st.shapes_of(n.inputs), out;
   for (int v : n.outputs) {
-    const auto& declared = v >= 0 ? st.g().values[size_t(v)].shape : std::nullopt;
-    bool known = declared.has_value();
+    const std::optional<std::vector<ir::Dim>>* declared = v >= 0 ? &st.g().values[size_t(v)].shape : nullptr;
+    bool known = declared && declared->has_value();
     Shape s;
     if (known)
-      for (const ir::Dim& d : *declared) {
+      for (const ir::Dim& d : **declared) {
         if (!d.known()) known = false;
         s.push_back(d.value);
       }
-    out.push_back(known ? s : (in.empty() ? Shape{} : in[0]));
+    out.push_back(known ? std::move(s) : (in.empty() ? Shape{} : in[0]));
   }
   return backends::node_flops(n, in, out);
 }
@@ -378,10 +381,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
     upload->rec.flush();
   } catch (...) {
     // Copies into the weights may still be running: keep their memory.
-    auto left = std::make_shared<Leftovers>();
-    left->budget = budget_;
-    left->weights = std::move(weights_);
-    left->resident = std::move(resident_);
+    auto left = take_weights();
     left->run = std::move(upload);
     left->staging = std::move(staging);
     ctx_->retire(std::move(left));
@@ -441,11 +441,15 @@ VulkanCompiled::~VulkanCompiled() {
   idle_.clear();
   // The weights stay until the device has finished whatever may still read
   // them (freed at once when nothing is in flight).
+  ctx_->retire(take_weights());
+}
+
+std::shared_ptr<Leftovers> VulkanCompiled::take_weights() {
   auto left = std::make_shared<Leftovers>();
   left->budget = budget_;
   left->weights = std::move(weights_);
   left->resident = std::move(resident_);
-  ctx_->retire(std::move(left));
+  return left;
 }
 
 size_t VulkanCompiled::resident_bytes() const { return weights_->reserved_bytes(); }
@@ -473,15 +477,13 @@ std::optional<backends::PlacementReport> VulkanCompiled::placement() const {
 }
 
 std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const {
-  std::string lost = "Vulkan: device '" + ctx_->info().name + "' was lost by an earlier run";
-  if (!ctx_->lost()) {
-    try {
-      return run_on_device(inputs, opts);
-    } catch (const DeviceLost& e) {
-      lost = e.what();  // what it left in flight was retired on the way out
-    }
+  if (ctx_->lost())
+    return run_on_cpu(inputs, opts, "Vulkan: device '" + ctx_->info().name + "' was lost by an earlier run");
+  try {
+    return run_on_device(inputs, opts);
+  } catch (const DeviceLost& e) {
+    return run_on_cpu(inputs, opts, e.what());  // what it left in flight was retired on the way out
   }
-  return run_on_cpu(inputs, opts, lost);
 }
 
 std::vector<Tensor> VulkanCompiled::run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,

@@ -14,6 +14,7 @@
 namespace kestrel::vulkan {
 
 struct RunResources;
+struct Leftovers;
 
 class VulkanCompiled : public backends::CompiledGraph {
  public:
@@ -36,6 +37,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   friend struct RunState;
   void place_and_upload(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging);
   std::unique_ptr<RunResources> acquire() const;
+  std::shared_ptr<Leftovers> take_weights();  // the weights and their allocator, for Context::retire
   std::vector<Tensor> run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const;
   // After the device was lost: the whole graph on the CPU, reported so.
   std::vector<Tensor> run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,

@@ -58,7 +58,6 @@ class Recorder {
   void end_node(double flops);
   // Submits what was recorded (if anything) and waits for all of it.
   void flush();
-  bool pending() const { return cmd_ != VK_NULL_HANDLE || fences_used_ > 0; }
   // A wait gave up or the device was lost: submitted work may still run.
   bool failed() const { return failed_; }
   // After a run: command buffers and descriptor sets go back to their pools.
