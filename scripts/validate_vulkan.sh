@@ -14,7 +14,14 @@
 # blazeface_back_256, mlsd_tiny_320, silero_vad. Not covered: isnet_medium,
 # isnet_small, mlsd_large_320.
 #
-# Usage: scripts/validate_vulkan.sh [step...]   steps: ops families models (default: all)
+# Those steps give every tensor a buffer of its own (below), which turns the
+# static memory plan off; the `arenas` step runs planned runs as users get
+# them, tensors as ranges of one arena, so that synchronization validation
+# sees the plan reuse memory: the Vulkan arena tests (a planned run of
+# BlazeFace and M-LSD tiny among them) and the family fixtures, whose second
+# run is planned.
+#
+# Usage: scripts/validate_vulkan.sh [step...]   steps: ops families models arenas (default: all)
 # Needs a build (scripts/build.sh) and the models (scripts/fetch_models.sh).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -76,14 +83,16 @@ run_step() {
 }
 
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(ops families models)
+[ ${#steps[@]} -gt 0 ] || steps=(ops families models arenas)
 for step in "${steps[@]}"; do
   case "$step" in
     ops) run_step ops build/tests/kestrel_backend_ops ;;
     families) run_step families build/tests/kestrel_tests \
                 --gtest_filter='Families.*:SamFamily.*:TorchStack.*' ;;
     models) run_step models build/tests/kestrel_tests --gtest_filter="${model_filter%:}" ;;
-    *) echo "validate_vulkan: unknown step '$step' (ops, families, models)" >&2; exit 2 ;;
+    arenas) KESTREL_VK_EXACT_BUFFERS=0 run_step arenas build/tests/kestrel_tests \
+              --gtest_filter='VulkanArena.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedVisionEncodersMatchOnnxRuntimeInFloat16Storage' ;;
+    *) echo "validate_vulkan: unknown step '$step' (ops, families, models, arenas)" >&2; exit 2 ;;
   esac
 done
 

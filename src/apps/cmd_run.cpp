@@ -123,13 +123,18 @@ int cmd_bench(int argc, char** argv) {
   // process's resident high-water mark, and the Vulkan memory the session
   // holds (weights, tensors and staging; host memory too on lavapipe).
   const size_t peak_host = pool_peak_bytes(), peak_rss = peak_rss_bytes();
-  const size_t peak_device = s->placement() ? s->placement()->device_bytes : 0;
+  // Of the device memory, the tensors in use at once in the latest run and
+  // the static plan's arena among them.
+  const auto placed = s->placement();
+  const size_t peak_device = placed ? placed->device_bytes : 0;
+  const size_t device_tensors = placed ? placed->device_tensor_peak_bytes : 0;
+  const size_t device_arena = placed ? placed->device_arena_bytes : 0;
   if (a.has("--json")) {
     std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"min_ms\": %.4f, "
                 "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_host_bytes\": %zu, \"peak_rss_bytes\": %zu, "
-                "\"peak_device_bytes\": %zu}\n",
+                "\"peak_device_bytes\": %zu, \"device_tensor_bytes\": %zu, \"device_arena_bytes\": %zu}\n",
                 json_escape(path).c_str(), s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back(),
-                peak_host, peak_rss, peak_device);
+                peak_host, peak_rss, peak_device, device_tensors, device_arena);
   } else {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
                 s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());

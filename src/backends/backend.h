@@ -52,6 +52,8 @@ struct PlacementReport {
   double longest_wait_ms = 0;                // ... of which the longest for one submit
   double record_ms = 0, cpu_ms = 0;          // host time recording GPU nodes / running CPU nodes
   size_t device_bytes = 0;                   // device and staging memory held (weights included)
+  size_t device_tensor_peak_bytes = 0;       // device memory the run's tensors needed (Allocator::high_water_bytes)
+  size_t device_arena_bytes = 0;             // of which the planned arena (0: the run recorded a plan)
   std::string precision_note;                // how precision "auto" decided, when it did
   double gpu_flops_share() const { return total_flops > 0 ? gpu_flops / total_flops : 0; }
 };

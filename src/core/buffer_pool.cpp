@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include <sys/mman.h>
+
 #include "core/error.h"
 
 namespace kestrel {
@@ -23,6 +25,21 @@ size_t size_class(size_t n) {
   return (n + step - 1) / step * step;
 }
 
+thread_local bool retention_off = false;
+
+uint8_t* system_take(size_t cls) {
+  if (cls >= kMappedBytes) {
+    void* p = mmap(nullptr, cls, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<uint8_t*>(p);  // page-aligned, so 64-byte aligned
+  }
+  return static_cast<uint8_t*>(std::aligned_alloc(64, cls));
+}
+
+void system_give(uint8_t* p, size_t cls) {
+  if (cls >= kMappedBytes) munmap(p, cls);
+  else std::free(p);
+}
+
 class Pool {
  public:
   Pool() {
@@ -31,7 +48,7 @@ class Pool {
   }
   ~Pool() {
     for (auto& [size, stack] : idle_)
-      for (uint8_t* p : stack) std::free(p);
+      for (uint8_t* p : stack) system_give(p, size);
   }
   // A buffer of at least `cls` bytes; `cls` is set to its size class. An
   // idle buffer of up to twice the size serves the request: memory already
@@ -51,16 +68,16 @@ class Pool {
       }
     }
     note_live(cls);
-    void* p = std::aligned_alloc(64, cls);
+    uint8_t* p = system_take(cls);
     if (!p) {
       live_ -= cls;
       fail("a tensor needs ", cls, " bytes, more than the host can allocate now");
     }
-    return static_cast<uint8_t*>(p);
+    return p;
   }
   void give(uint8_t* p, size_t cls) {
     live_ -= cls;
-    {
+    if (!retention_off) {
       std::lock_guard<std::mutex> lock(mu_);
       if (idle_bytes_ + cls <= cap_) {
         idle_[cls].push_back(p);
@@ -68,7 +85,7 @@ class Pool {
         return;
       }
     }
-    std::free(p);
+    system_give(p, cls);
   }
   size_t idle_bytes() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -108,6 +125,9 @@ std::shared_ptr<uint8_t[]> pooled_bytes(size_t n, bool zero) {
   if (zero) std::memset(p, 0, n);
   return std::shared_ptr<uint8_t[]>(p, [cls](uint8_t* q) { pool().give(q, cls); });
 }
+
+PoolRetentionOff::PoolRetentionOff() : was_(retention_off) { retention_off = true; }
+PoolRetentionOff::~PoolRetentionOff() { retention_off = was_; }
 
 size_t pool_idle_bytes() { return pool().idle_bytes(); }
 size_t pool_live_bytes() { return pool().live_bytes(); }

@@ -135,17 +135,26 @@ void float_to_half_n(const float* s, uint16_t* d, int64_t n) {
 
 Tensor Tensor::cast(DType to) const {
   if (to == dtype_) return clone();
+  Tensor out = uninitialized(to, shape_);
+  cast_into(out);
+  return out;
+}
+
+void Tensor::cast_into(Tensor& out) const {
+  KESTREL_CHECK(out.shape_ == shape_, "cast into ", shape_str(out.shape_), " from ", shape_str(shape_));
+  const DType to = out.dtype_;
+  if (to == dtype_) {
+    if (nbytes()) std::memcpy(out.raw(), raw(), nbytes());
+    return;
+  }
   if (dtype_ == DType::Float16 && to == DType::Float32) {
-    Tensor out = uninitialized(to, shape_);
     half_to_float_n(data<uint16_t>(), out.data<float>(), numel());
-    return out;
+    return;
   }
   if (dtype_ == DType::Float32 && to == DType::Float16) {
-    Tensor out = uninitialized(to, shape_);
     float_to_half_n(data<float>(), out.data<uint16_t>(), numel());
-    return out;
+    return;
   }
-  Tensor out(to, shape_);
   int64_t n = numel();
   const uint8_t* src = raw();
   // Integer-to-integer casts go through int64 so large values stay exact.
@@ -158,7 +167,7 @@ Tensor Tensor::cast(DType to) const {
       T* d = out.data<T>();
       for (int64_t i = 0; i < n; ++i) d[i] = static_cast<T>(v[size_t(i)]);
     });
-    return out;
+    return;
   }
   if (to == DType::Float16 || to == DType::BFloat16) {
     uint16_t* d = out.data<uint16_t>();
@@ -166,7 +175,7 @@ Tensor Tensor::cast(DType to) const {
       float f = float(load_any(dtype_, src, i));
       d[i] = to == DType::Float16 ? float_to_half(f) : float_to_bf16(f);
     }
-    return out;
+    return;
   }
   dispatch_numeric(to, "cast", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
@@ -177,7 +186,6 @@ Tensor Tensor::cast(DType to) const {
       else d[i] = static_cast<T>(v);
     }
   });
-  return out;
 }
 
 std::vector<int64_t> Tensor::to_i64() const {

@@ -68,6 +68,9 @@ class Tensor {
   Tensor clone() const;
   // Converts to another dtype (numeric conversion like ONNX Cast, float->int truncates).
   Tensor cast(DType to) const;
+  // The same conversion into `out`, which has this tensor's shape and the
+  // target dtype (an output already placed, as in a run's arena).
+  void cast_into(Tensor& out) const;
   // Reads integer tensors (any int type) as int64 values; throws for others.
   std::vector<int64_t> to_i64() const;
   // Reads any numeric tensor as float values.

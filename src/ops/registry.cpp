@@ -40,12 +40,13 @@ std::string why_unsupported(const std::string& domain, const std::string& op, in
   return "opset " + std::to_string(opset) + " is not supported (kernel covers " + ranges + ")";
 }
 
-Tensor new_output_tensor(DType dtype, Shape shape) {
+Tensor new_output_tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage, size_t offset) {
   static const bool poison = [] {
     const char* e = std::getenv("KESTREL_POISON_OUTPUTS");
     return e && std::string(e) == "1";
   }();
-  Tensor t = Tensor::uninitialized(dtype, std::move(shape));
+  Tensor t = storage ? Tensor(dtype, std::move(shape), std::move(storage), offset)
+                     : Tensor::uninitialized(dtype, std::move(shape));
   if (poison && t.nbytes()) std::memset(t.raw(), 0xFF, t.nbytes());
   return t;
 }

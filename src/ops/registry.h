@@ -60,7 +60,9 @@ using KernelFn = void (*)(KernelContext&);
 // Storage for a kernel's output. Its contents are unspecified: kernels must
 // write every element. With KESTREL_POISON_OUTPUTS=1 it is filled with NaN
 // bytes (0xFF) so a kernel that relies on zeroed memory fails its tests.
-Tensor new_output_tensor(DType dtype, Shape shape);
+// Given `storage`, the tensor is placed there at `offset` (a run's arena)
+// instead of allocated; the caller has checked that it fits.
+Tensor new_output_tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage = {}, size_t offset = 0);
 
 struct OpDef {
   std::string name;

@@ -9,11 +9,12 @@ class CpuCompiled : public CompiledGraph {
  public:
   explicit CpuCompiled(const ir::Graph& g) : plan_(cpu::Plan::build(g)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const override {
-    return cpu::execute(plan_, inputs, nullptr, opts);
+    return cpu::execute(plan_, inputs, nullptr, opts, &arenas_);
   }
 
  private:
   cpu::Plan plan_;
+  mutable ArenaPlans arenas_;  // thread-safe: runs on any thread share it
 };
 
 class CpuBackend : public Backend {

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <unordered_set>
+
+#include "core/buffer_pool.h"
 
 namespace kestrel::backends::cpu {
 
@@ -91,9 +94,10 @@ namespace {
 
 class CpuKernelContext : public ops::KernelContext {
  public:
-  CpuKernelContext(const ir::Node& n, std::vector<Tensor>& env, const Scope& scope, const Plan& plan,
-                   const RunOptions& opts)
-      : KernelContext(n), env_(env), scope_(scope), plan_(plan), opts_(opts) {}
+  CpuKernelContext(const ir::Node& n, int index, std::vector<Tensor>& env, const Scope& scope, const Plan& plan,
+                   const RunOptions& opts, RunArena* arena, ArenaRecorder* recorder)
+      : KernelContext(n), index_(index), env_(env), scope_(scope), plan_(plan), opts_(opts), arena_(arena),
+        recorder_(recorder) {}
 
   bool has_input(int i) const override {
     return i < num_inputs() && node.inputs[size_t(i)] >= 0 && input_ptr(i)->defined();
@@ -110,7 +114,19 @@ class CpuKernelContext : public ops::KernelContext {
     // A size that overflows, passes kMaxTensorBytes or cannot be allocated
     // is an error naming the output.
     try {
-      return slot(i) = ops::new_output_tensor(dtype, std::move(shape));
+      const int v = i < num_outputs() ? node.outputs[size_t(i)] : -1;
+      // A float32 output that run_node narrows to half afterwards is a
+      // temporary of this node; the value itself is the half copy.
+      const bool temporary = narrowing && dtype == DType::Float32 && v >= 0;
+      const int position = num_inputs() + i;
+      if (arena_) {
+        Tensor t = temporary ? arena_->place_temporary(index_, position, dtype, shape) : arena_->place(v, index_, dtype, shape);
+        if (t.defined()) return slot(i) = std::move(t);
+      }
+      Tensor& out = slot(i) = ops::new_output_tensor(dtype, std::move(shape));
+      if (recorder_ && temporary) recorder_->temporary(index_, position, out.nbytes());
+      else if (recorder_ && v >= 0) recorder_->allocated(v, storage_key(out));
+      return out;
     } catch (const Error& e) {
       int v = i < num_outputs() ? node.outputs[size_t(i)] : -1;
       fail("output ", v >= 0 ? "'" + scope_.graph->values[size_t(v)].name + "'" : std::to_string(i), ": ", e.what());
@@ -125,6 +141,16 @@ class CpuKernelContext : public ops::KernelContext {
 
   // Inputs replaced by widened float32 copies (see OpDef::half_native).
   std::vector<std::pair<int, Tensor>> overrides;
+  bool narrowing = false;  // float32 outputs will be rounded to half
+
+  // A float32 copy of half input k for the kernel, in the arena where planned.
+  Tensor widened_input(int k, const Tensor& t) {
+    Tensor w = arena_ ? arena_->place_temporary(index_, k, DType::Float32, t.shape()) : Tensor();
+    if (!w.defined()) w = Tensor::uninitialized(DType::Float32, t.shape());
+    t.cast_into(w);
+    if (recorder_) recorder_->temporary(index_, k, w.nbytes());
+    return w;
+  }
 
  private:
   const Tensor* input_ptr(int i) const {
@@ -140,20 +166,24 @@ class CpuKernelContext : public ops::KernelContext {
     if (v < 0) return scratch_;
     return env_[size_t(v)];
   }
+  int index_;  // the node's place in its graph
   std::vector<Tensor>& env_;
   const Scope& scope_;
   const Plan& plan_;
   const RunOptions& opts_;
+  RunArena* arena_;
+  ArenaRecorder* recorder_;
   Tensor scratch_;
 };
 
 }  // namespace
 
-void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts) {
+void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts,
+              RunArena* arena, ArenaRecorder* recorder) {
   const ir::Graph& g = *plan.graph;
   const ir::Node& n = g.nodes[i];
   const ops::OpDef* def = plan.kernels[i];
-  CpuKernelContext ctx(n, env, scope, plan, opts);
+  CpuKernelContext ctx(n, int(i), env, scope, plan, opts, arena, recorder);
   // Kernels that compute in float32 see half inputs widened (weights were
   // widened once in the plan) and their float32 outputs rounded back.
   DType half = DType::Undefined;
@@ -166,9 +196,10 @@ void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope&
       int v = n.inputs[size_t(k)];
       if (v >= 0 && env[size_t(v)].defined() && dtype_is_half(env[size_t(v)].dtype()) && !g.initializers.count(v)) {
         half = env[size_t(v)].dtype();
-        ctx.overrides.emplace_back(k, env[size_t(v)].cast(DType::Float32));
+        ctx.overrides.emplace_back(k, ctx.widened_input(k, env[size_t(v)]));
       }
     }
+    ctx.narrowing = half != DType::Undefined;
   }
   try {
     def->run(ctx);
@@ -186,12 +217,18 @@ void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope&
     if (v < 0) continue;
     Tensor& out = env[size_t(v)];
     if (!out.defined()) fail(n.where(), ": kernel produced no value for output ", k);
-    if (half != DType::Undefined && out.dtype() == DType::Float32) out = out.cast(half);
+    if (half == DType::Undefined || out.dtype() != DType::Float32) continue;
+    // The value is the half copy: that is what the arena plans and holds.
+    Tensor narrow = arena ? arena->place(v, int(i), half, out.shape()) : Tensor();
+    if (!narrow.defined()) narrow = Tensor::uninitialized(half, out.shape());
+    out.cast_into(narrow);
+    out = std::move(narrow);
+    if (recorder) recorder->allocated(v, storage_key(out));
   }
 }
 
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
-                            const RunOptions& opts) {
+                            const RunOptions& opts, ArenaPlans* arenas) {
   const ir::Graph& g = *plan.graph;
   std::vector<Tensor> env(g.values.size());  // initializers stay in plan.constants
   KESTREL_CHECK(inputs.size() == g.inputs.size(), "graph '", g.name, "' takes ", g.inputs.size(), " inputs, got ",
@@ -214,12 +251,37 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
     env[size_t(v)] = *t;
   }
 
+  // A known signature runs in its planned arena; a new one is recorded,
+  // its freed buffers going back to the system rather than idling in the
+  // pool (see PoolRetentionOff), and planned at the end.
+  std::optional<RunArena> arena;
+  std::optional<ArenaRecorder> recorder;
+  std::optional<PoolRetentionOff> no_retention;
+  if (arenas) {
+    if (auto p = arenas->find(inputs)) {
+      arena.emplace(std::move(p));
+    } else {
+      recorder.emplace(g, plan.release_after, /*outputs_leave=*/true);
+      no_retention.emplace();
+      for (const Tensor& t : inputs) recorder->input(storage_key(t));
+    }
+  }
+  RunArena* arena_ptr = arena ? &*arena : nullptr;
+  ArenaRecorder* recorder_ptr = recorder ? &*recorder : nullptr;
+
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     opts.check_stop_before(n);
     std::chrono::steady_clock::time_point t0;
     if (opts.on_node) t0 = std::chrono::steady_clock::now();
-    run_node(plan, i, env, scope, opts);
+    run_node(plan, i, env, scope, opts, arena_ptr, recorder_ptr);
+    if (arena_ptr) arena_ptr->settle(n.outputs, env);
+    if (recorder_ptr)
+      for (int v : n.outputs)
+        if (v >= 0 && env[size_t(v)].defined() && env[size_t(v)].storage()) {
+          const Tensor& t = env[size_t(v)];
+          recorder_ptr->produced(int(i), v, storage_key(t), size_t(t.raw() - t.storage().get()) + t.nbytes());
+        }
     if (opts.on_node) {
       double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       NodeTiming t{&n, {}, ms};
@@ -239,6 +301,7 @@ std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs,
     else if (plan.constants[size_t(v)]) outs.push_back(*plan.constants[size_t(v)]);
     else fail("graph output '", g.values[size_t(v)].name, "' was never computed");
   }
+  if (recorder) arenas->add(inputs, recorder->finish(kHostArenaAlign));
   return outs;
 }
 

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/arena_plan.h"
+#include "backends/cpu/host_arena.h"
 #include "ops/registry.h"
 
 namespace kestrel::backends::cpu {
@@ -54,10 +56,15 @@ struct Plan {
 
 // Runs node i of the plan's graph with its inputs in env, or among the
 // plan's constants where env has no value (the Vulkan backend uses this for
-// the nodes it leaves on the CPU).
-void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts);
+// the nodes it leaves on the CPU). With `arena`, outputs go where its plan
+// puts them; with `recorder`, what the node allocates is recorded.
+void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope& scope, const RunOptions& opts,
+              RunArena* arena = nullptr, ArenaRecorder* recorder = nullptr);
 
+// Runs a graph. With `arenas` (a model's graph, not a subgraph), the run lays
+// its tensors out by the arena plan of its input signature, or records one
+// when that signature is new (see backends/arena_plan.h).
 std::vector<Tensor> execute(const Plan& plan, const std::vector<Tensor>& inputs, const Scope* outer,
-                            const RunOptions& opts);
+                            const RunOptions& opts, ArenaPlans* arenas = nullptr);
 
 }  // namespace kestrel::backends::cpu

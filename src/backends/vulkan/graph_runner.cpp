@@ -28,6 +28,11 @@ struct RunResources {
   Allocator device;
   Allocator host;
   Recorder rec;
+  // The arena plan these allocators last served: when a run brings another
+  // that needs a larger block, the blocks the recording run grew are freed
+  // first, so that the arena's own block is about all the device memory a
+  // planned run holds.
+  const backends::ArenaPlan* serving = nullptr;
 };
 
 // What a compiled graph leaves behind when its device work may still be
@@ -94,6 +99,12 @@ struct RunState {
   std::vector<std::shared_ptr<GpuTensor>> gpu;
   std::vector<std::shared_ptr<DeviceMemory>> staging;  // alive until the run ends
   backends::PlacementReport report;
+  // The static memory plan of this signature (backends/arena_plan.h) and the
+  // run's device arena it lays out; or, for a new signature, its recorder.
+  std::shared_ptr<const backends::ArenaPlan> arena_plan;
+  std::shared_ptr<DeviceMemory> arena;
+  backends::ArenaRecorder* recorder = nullptr;
+  int node = 0;  // the node being run
 
   RunState(const VulkanCompiled& cc, RunResources& r, const backends::RunOptions& o)
       : c(cc), res(r), opts(o), host(cc.g_.values.size()), gpu(cc.g_.values.size()) {}
@@ -111,19 +122,27 @@ struct RunState {
     if (!why.empty()) throw Unsupported{"input '" + name(v) + "': " + why};
     if (storage_bytes(t, c.half_) > c.ctx_->info().max_storage_buffer_range)
       throw Unsupported{"tensor '" + name(v) + "' is past the device's maxStorageBufferRange"};
-    return *(gpu[size_t(v)] = std::make_shared<GpuTensor>(upload(t)));
+    return *(gpu[size_t(v)] = std::make_shared<GpuTensor>(upload(t, v)));
   }
 
   // A device copy of host tensor t in the run's storage. It goes through
   // staging, in stream order: the device range may have been freed by this
   // run with recorded work still reading it.
-  GpuTensor upload(const Tensor& t) {
+  // v: the value it becomes (planned in the arena like a kernel's output),
+  // or -1 for a kernel's own constants.
+  GpuTensor upload(const Tensor& t, int v = -1) {
     GpuTensor g;
     g.dtype = t.dtype();
     g.shape = t.shape();
     g.half = c.half_ && g.is_float();
     size_t bytes = std::max<size_t>(g.bytes(), 4);
-    g.memory = device_memory(res.device, bytes);
+    if (!place(v, g)) {
+      g.memory = device_memory(res.device, bytes);
+      if (recorder && v >= 0) {
+        recorder->allocated(v, g.memory);
+        recorder->produced(node, v, g.memory, bytes);
+      }
+    }
     auto stg = device_memory(res.host, bytes);
     write_storage(t, g.half, stg->a.mapped());
     res.host.host_wrote(stg->a);
@@ -152,7 +171,35 @@ struct RunState {
       const GpuTensor& t = *gpu[size_t(v)];
       if (stg) stg->owner->host_will_read(stg->a);
       else t.memory->owner->host_will_read(t.memory->a);
-      host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped());
+      host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset);
+    }
+  }
+
+  // Gives output tensor g of value v its planned place in the arena; false
+  // when v has none or g does not fit it (the data chose another size).
+  bool place(int v, GpuTensor& g) const {
+    const int64_t at = arena ? arena_plan->slot(v, node, g.bytes()) : -1;
+    if (at < 0) return false;
+    g.memory = arena;
+    g.view_offset = size_t(at);
+    return true;
+  }
+
+  // After node i ran on the GPU: its outputs are recorded for a plan, or an
+  // output found in the arena outside its planned region (a view the plan
+  // did not foresee, whose bytes a later tensor may take) moves to memory of
+  // its own, by a copy in stream order.
+  void settle_outputs(size_t i) {
+    for (int v : g().nodes[i].outputs) {
+      if (v < 0 || !gpu[size_t(v)]) continue;
+      const GpuTensor& t = *gpu[size_t(v)];
+      if (recorder) recorder->produced(int(i), v, t.memory, t.view_offset + t.bytes());
+      if (!arena || t.memory != arena || arena_plan->holds(v, t.view_offset, t.bytes())) continue;
+      auto own = std::make_shared<GpuTensor>(t);
+      own->memory = device_memory(res.device, t.bytes());
+      own->view_offset = 0;
+      res.rec.copy(t.range(false), own->range(true));
+      gpu[size_t(v)] = std::move(own);
     }
   }
 
@@ -225,7 +272,11 @@ class VkOpContext : public OpContext {
     g->half = st_.c.half() && g->is_float();
     if (g->bytes() > device().max_storage_buffer_range)
       unsupported("output ", i, " ", shape_str(g->shape), " is past the device's maxStorageBufferRange");
-    g->memory = device_memory(st_.res.device, g->bytes());
+    const int v = node.outputs[size_t(i)];
+    if (!st_.place(v, *g)) {
+      g->memory = device_memory(st_.res.device, g->bytes());
+      if (st_.recorder && v >= 0) st_.recorder->allocated(v, g->memory);
+    }
     return *put(i, std::move(g));
   }
   void set_output(int i, const GpuTensor& t) override {
@@ -489,7 +540,7 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
 std::vector<Tensor> VulkanCompiled::run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
                                                const std::string& why) const {
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts);
+  std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts, &host_arenas_);
   backends::PlacementReport report;
   report.device = ctx_->info().name + " (vulkan, lost)";
   report.cpu_nodes = int(g_.nodes.size());
@@ -517,7 +568,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
       // data-dependent size grew, runs on the CPU reference instead: the
       // same result.)
       auto t0 = std::chrono::steady_clock::now();
-      std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts);
+      std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts, &host_arenas_);
       std::lock_guard<std::mutex> lock(mu_);
       if (last_) last_->cpu_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       return outs;
@@ -548,6 +599,31 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   } give_back_on_exit{*this, res};
 
   RunState st(*this, *res, opts);
+  // A known signature lays its device tensors out in one arena; a new one is
+  // recorded. Past the memory budget, tensors are allocated one by one.
+  std::optional<backends::ArenaRecorder> recorder;
+  res->device.reset_high_water();
+  if (!exact_buffers_) {
+    if (auto p = device_arenas_.find(inputs)) {
+      // When the arena fits none of the blocks the recording grew, they go
+      // before it takes one of its own (a reused RunResources holds nothing
+      // now). Otherwise they stay: freeing memory has a cost of its own on
+      // lavapipe, whose device memory is malloc'd (glibc then raises its mmap
+      // threshold and keeps later large buffers in its heap).
+      if (res->serving != p.get()) {
+        if (res->device.largest_free_range() < p->total) res->device.release_empty_blocks();
+        res->serving = p.get();
+      }
+      try {
+        if (p->total) st.arena = device_memory(res->device, p->total);
+        st.arena_plan = std::move(p);
+      } catch (const OutOfDeviceMemory&) {
+      }
+    } else {
+      recorder.emplace(g_, plan_.release_after, /*outputs_leave=*/false);
+      st.recorder = &*recorder;
+    }
+  }
   for (auto& [v, t] : g_.initializers) st.host[size_t(v)] = t;
   for (size_t i = 0; i < inputs.size(); ++i) st.host[size_t(g_.inputs[i])] = inputs[i];
   backends::cpu::Scope scope{&g_, &st.host, nullptr};
@@ -560,6 +636,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
 
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const ir::Node& n = g_.nodes[i];
+    st.node = int(i);
     opts.check_stop_before(n);
     auto t0 = std::chrono::steady_clock::now();
     bool on_gpu = false;
@@ -577,6 +654,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
         try {
           st.run_gpu(i, *gpu_def_[i]);
           on_gpu = true;
+          st.settle_outputs(i);
         } catch (const Unsupported& u) {
           refused = u.reason;
           reason = &refused;
@@ -632,6 +710,12 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   st.report.wait_ms = res->rec.wait_ms();
   st.report.longest_wait_ms = res->rec.longest_wait_ms();
   st.report.device_bytes = res->device.reserved_bytes() + res->host.reserved_bytes() + weights_->reserved_bytes();
+  st.report.device_tensor_peak_bytes = res->device.high_water_bytes();
+  if (st.arena_plan) st.report.device_arena_bytes = st.arena_plan->total;
+  if (recorder) {
+    const size_t align = std::max<size_t>(256, size_t(ctx_->info().min_storage_buffer_offset_alignment));
+    device_arenas_.add(inputs, recorder->finish(align));
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_ = st.report;

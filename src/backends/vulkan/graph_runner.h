@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/arena_plan.h"
 #include "backends/cpu/executor.h"
 #include "backends/vulkan/op.h"
 #include "backends/vulkan/vulkan_backend.h"
@@ -65,6 +66,10 @@ class VulkanCompiled : public backends::CompiledGraph {
   // run with the same shapes goes straight to the CPU executor, without
   // device resources or the per-node placement walk.
   mutable std::optional<std::vector<Shape>> all_cpu_shapes_;
+  // Static memory plans by input signature: the device tensors of a run (not
+  // in exact-buffer mode, where each tensor needs a buffer of its own), and
+  // the host tensors of runs that go wholly to the CPU executor.
+  mutable backends::ArenaPlans device_arenas_, host_arenas_;
 };
 
 // The reason node n cannot go to the GPU at all ("" when it can).

@@ -7,6 +7,11 @@ namespace kestrel::vulkan {
 namespace {
 
 constexpr size_t kBlockBytes = size_t(64) << 20;
+// An allocator's first block is 4 MiB and each next one twice the last, up
+// to kBlockBytes: a small model holds a few MiB, not 64 per allocator (on
+// boards whose GPU shares the system's memory, that is memory the system
+// loses), and a large one still needs few vkAllocateMemory calls.
+constexpr size_t kFirstBlockBytes = size_t(4) << 20;
 constexpr size_t kAlign = 256;  // >= minStorageBufferOffsetAlignment on every known device
 
 size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
@@ -63,7 +68,8 @@ Allocator::~Allocator() {
 
 Block* Allocator::new_block(size_t bytes) {
   auto b = std::make_unique<Block>();
-  b->size = round_up(std::max(bytes, kBlockBytes), kBlockBytes);
+  const size_t grow = std::min(kBlockBytes, kFirstBlockBytes << std::min<size_t>(blocks_.size(), 4));
+  b->size = round_up(std::max(bytes, grow), grow);
   const char* what = kind_ == MemoryKind::Device ? "device" : "host-visible";
   if (budget_ && budget_->limit) {
     // Under a budget a block is what is left of it when that is less than a
@@ -140,6 +146,7 @@ Allocation Allocator::allocate(size_t bytes) {
         b->free.erase(it);
         if (left) b->free[off + need] = left;
         Allocation a{b.get(), off, need};
+        b->high_water = std::max(b->high_water, off + need);
         if (exact_buffers_) a.exact = exact_buffer(*b, off, (std::max<size_t>(bytes, 4) + 3) / 4 * 4);
         return a;
       }
@@ -207,6 +214,41 @@ void Allocator::host_will_read(const Allocation& a) const {
   if (coherent_ || !a.block) return;
   VkMappedMemoryRange r{VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr, a.block->memory, 0, VK_WHOLE_SIZE};
   vkInvalidateMappedMemoryRanges(ctx_.device(), 1, &r);
+}
+
+void Allocator::release_empty_blocks() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = blocks_.begin(); it != blocks_.end();) {
+    Block& b = **it;
+    if (b.free.size() != 1 || b.free.begin()->second != b.size) {
+      ++it;
+      continue;
+    }
+    vkDestroyBuffer(ctx_.device(), b.buffer, nullptr);
+    vkFreeMemory(ctx_.device(), b.memory, nullptr);
+    if (budget_) budget_->used -= b.size;
+    it = blocks_.erase(it);
+  }
+}
+
+size_t Allocator::largest_free_range() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t most = 0;
+  for (auto& b : blocks_)
+    for (const auto& [off, size] : b->free) most = std::max(most, size);
+  return most;
+}
+
+size_t Allocator::high_water_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t s = 0;
+  for (auto& b : blocks_) s += b->high_water;
+  return s;
+}
+
+void Allocator::reset_high_water() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& b : blocks_) b->high_water = 0;
 }
 
 size_t Allocator::reserved_bytes() const {

@@ -1,8 +1,8 @@
 // Device memory sub-allocated from large blocks: one vkAllocateMemory per
-// block (64 MiB, or one larger block for a larger tensor), first fit with
-// coalescing on release. Each block is one VkBuffer; a tensor is a range of it.
-// Blocks are kept when empty, so a steady workload stops allocating after its
-// first run and memory stays flat.
+// block (4 MiB first, doubling up to 64 MiB, or one larger block for a larger
+// tensor), first fit with coalescing on release. Each block is one VkBuffer; a
+// tensor is a range of it. Blocks are kept when empty, so a steady workload
+// stops allocating after its first run and memory stays flat.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -30,6 +30,7 @@ struct Block {
   uint8_t* mapped = nullptr;  // null when the memory is not host-visible
   size_t size = 0;
   std::map<size_t, size_t> free;  // offset -> size of each free range
+  size_t high_water = 0;          // the end of the highest range handed out (Allocator::high_water_bytes)
 };
 
 struct Allocation {
@@ -83,6 +84,17 @@ class Allocator {
   void host_will_read(const Allocation& a) const;
 
   size_t reserved_bytes() const;  // sum of block sizes
+  // Frees the blocks that hold nothing. Only when no recorded work may
+  // still use them (a run's memory once its work has finished), and with no
+  // exact buffers waiting to be destroyed.
+  void release_empty_blocks();
+  size_t largest_free_range() const;  // the largest allocation that needs no new block
+  // The memory a run's tensors needed: over the blocks, the highest byte
+  // handed out since the latest reset_high_water() (fragmentation included,
+  // which a count of bytes in use would hide). Call the reset when nothing
+  // is allocated, as at the start of a run.
+  size_t high_water_bytes() const;
+  void reset_high_water();
   size_t blocks() const;
   bool host_visible() const { return host_visible_; }
 
