@@ -22,15 +22,13 @@
 
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "vulkan_tests_switch.h"
+
+using kestrel::test::vulkan_tests_off;
 
 using namespace kestrel;
 
 namespace {
-
-bool vulkan_tests_off() {
-  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
-  return e && std::string(e) == "off";
-}
 
 // A small convolutional head with a few different kernels, all of which both
 // backends run: x[1,8,32,32] -> Conv 3x3 (4 channels, stride 2, pad 1) ->

@@ -21,6 +21,7 @@
 #include "backends/vulkan/pipeline_cache_file.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "vulkan_tests_switch.h"
 
 using namespace kestrel;
 using namespace kestrel::vulkan;
@@ -211,11 +212,6 @@ TEST(PipelineCacheFile, UnwritableFolderIsNotAnError) {
 // ---- A Vulkan session with each bad cache in place ----
 
 namespace {
-
-bool vulkan_tests_off() {
-  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
-  return e && std::string(e) == "off";
-}
 
 // Points XDG_CACHE_HOME at `dir` while alive (the cache folder is read when a
 // Vulkan device is opened).

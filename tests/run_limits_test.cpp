@@ -20,6 +20,7 @@
 #include "api/kestrel.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "vulkan_tests_switch.h"
 
 using namespace kestrel;
 using namespace kestrel::test;
@@ -133,11 +134,6 @@ struct ModelFile {
   }
   ~ModelFile() { fs::remove(path); }
 };
-
-bool vulkan_tests_off() {
-  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
-  return e && std::string(e) == "off";
-}
 
 }  // namespace
 

@@ -12,16 +12,12 @@
 #include "onnx_builders.h"
 #include "real_models.h"
 #include "runtime/session.h"
+#include "vulkan_tests_switch.h"
 
 using namespace kestrel;
 using namespace kestrel::test;
 
 namespace {
-
-bool vulkan_tests_off() {
-  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
-  return e && std::string(e) == "off";
-}
 
 // x[1,n] -> Relu -> r, flattened to v, which outlives r (a view) while
 // Sigmoid and Neg make tensors of r's size; then TopK, which has no Vulkan

@@ -20,16 +20,12 @@
 #include "onnx/loader.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "vulkan_tests_switch.h"
 
 using namespace kestrel;
 using namespace kestrel::test;
 
 namespace {
-
-bool vulkan_tests_off() {
-  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
-  return e && std::string(e) == "off";
-}
 
 // x[1,n] -> Relu -> Add(bias) -> Sigmoid, and a branch Neg(x) -> Mul with it:
 // five GPU nodes, one of which (Mul) waits for two producers.

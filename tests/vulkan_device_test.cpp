@@ -9,15 +9,13 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/device.h"
 #include "core/error.h"
+#include "vulkan_tests_switch.h"
+
+using kestrel::test::vulkan_tests_off;
 
 using namespace kestrel;
 
 namespace {
-bool vulkan_tests_off() {
-  const char* e = std::getenv("KESTREL_VULKAN_TESTS");
-  return e && std::string(e) == "off";
-}
-
 struct EnvGuard {  // restores KESTREL_VK_DEVICE after a test changes it
   std::string saved;
   bool had = false;

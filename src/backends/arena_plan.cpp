@@ -70,7 +70,6 @@ ArenaPlan ArenaRecorder::finish(size_t align) const {
   p.owner.assign(values_, 0);
   p.made_at.assign(values_, -1);
   p.total = layout.total;
-  p.live_peak = layout.live_peak;
   for (size_t k = 0; k < planned.size(); ++k) {
     for (int m : planned[k]->members) {
       p.offset[size_t(m)] = int64_t(layout.offsets[k]);

@@ -30,8 +30,7 @@ namespace kestrel::backends {
 
 // Where a planned run puts each value of a graph.
 struct ArenaPlan {
-  size_t total = 0;      // the arena's bytes
-  size_t live_peak = 0;  // the most planned bytes alive at once (its lower bound)
+  size_t total = 0;  // the arena's bytes
   // value id -> the region its storage has in the arena (-1: not planned) and
   // the region's bytes; `owner` marks the value whose output allocates it
   // (the others are views of it).
