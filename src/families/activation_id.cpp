@@ -11,32 +11,10 @@
 
 namespace kestrel::families {
 
-const char* activation_name(Activation a) {
-  switch (a) {
-    case Activation::GeluErf: return "gelu";
-    case Activation::GeluTanh: return "gelu_tanh";
-    case Activation::QuickGelu: return "quick_gelu";
-    case Activation::Silu: return "silu";
-    case Activation::Relu: return "relu";
-  }
-  return "?";
-}
-
 namespace {
 
 const std::set<std::string> kPointwise = {"Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Neg", "Erf", "Tanh",
                                           "Sigmoid", "Relu", "Gelu", "Exp", "Reciprocal", "Identity"};
-
-double reference(Activation a, double x) {
-  switch (a) {
-    case Activation::GeluErf: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
-    case Activation::GeluTanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-    case Activation::QuickGelu: return x / (1 + std::exp(-1.702 * x));
-    case Activation::Silu: return x / (1 + std::exp(-x));
-    case Activation::Relu: return x > 0 ? x : 0;
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -127,9 +105,10 @@ std::optional<Activation> identify_activation(const GraphIndex& gi, int from, in
   for (Activation a : {Activation::GeluErf, Activation::GeluTanh, Activation::QuickGelu, Activation::Silu,
                        Activation::Relu}) {
     double worst = 0;
-    for (size_t i = 0; i < probe.size(); ++i) worst = std::max(worst, std::fabs(got[i] - reference(a, probe[i])));
-    // float32 evaluation of any form stays within ~1e-6 of its function; the
-    // closest two candidates (GELU erf and tanh) differ by 2e-4 here.
+    for (size_t i = 0; i < probe.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ops::activate(a, 0, 0, probe[i])));
+    // float32 evaluation of any form stays within ~1e-6 of its function (so
+    // does the reference, in float32 too); the closest two candidates (GELU
+    // erf and tanh) differ by 2e-4 here.
     if (worst < 2e-5) {
       nodes.insert(nodes.end(), found.begin(), found.end());
       return a;

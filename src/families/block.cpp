@@ -154,14 +154,14 @@ int add_float_constant(ir::Graph& g, const std::string& name, const Tensor& t) {
   return v;
 }
 
-void set_encoder_attrs(ir::Node& n, const FamilyClaim& c, int64_t claim_id, const std::string& activation,
+void set_encoder_attrs(ir::Node& n, const FamilyClaim& c, int64_t claim_id, ops::Activation activation,
                        const std::vector<float>& epsilons, const std::vector<float>& scales) {
   set_attr(n, "layers", c.layers);
   set_attr(n, "heads", c.heads);
   set_attr(n, "head_dim", c.head_dim);
   set_attr(n, "claim_id", claim_id);
   set_attr(n, "family", c.family);
-  set_attr(n, "activation", activation);
+  set_attr(n, "activation", int64_t(activation));
   set_attr(n, "epsilons", epsilons);
   set_attr(n, "scales", scales);
 }

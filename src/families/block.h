@@ -10,6 +10,7 @@
 
 #include "families/families.h"
 #include "families/graph_index.h"
+#include "ops/activation.h"
 
 namespace kestrel::families {
 
@@ -96,7 +97,7 @@ inline void set_attr(ir::Node& n, const char* k, const std::vector<int64_t>& v) 
 // The attributes every fused encoder node carries, from its claim: layers,
 // heads, head_dim, claim_id, family, activation, and per layer the two
 // LayerNorm epsilons and the attention scale.
-void set_encoder_attrs(ir::Node& n, const FamilyClaim& c, int64_t claim_id, const std::string& activation,
+void set_encoder_attrs(ir::Node& n, const FamilyClaim& c, int64_t claim_id, ops::Activation activation,
                        const std::vector<float>& epsilons, const std::vector<float>& scales);
 
 // An initializer named `name` holding t as float32; returns its value id (-1 for an undefined t).

@@ -124,7 +124,7 @@ FamilyClaim rewrite(ir::Graph& g, const GraphIndex& gi, const Stack& s, const Bl
     eps.push_back(l.norm2.epsilon);
     scales.push_back(l.scale);
   }
-  set_encoder_attrs(fused, c, id, c.activation, eps, scales);
+  set_encoder_attrs(fused, c, id, l0.act, eps, scales);
   set_attr(fused, "pre_norm", int64_t(c.pre_norm));
   c.taps.assign(taps.begin(), taps.end());
   replace_block(g, gi, block, taps, fused);

@@ -15,12 +15,14 @@
 
 #include "core/tensor.h"
 #include "families/graph_index.h"
+#include "ops/activation.h"
 
 namespace kestrel::families {
 
-// The pointwise activations a transformer MLP uses, told apart by value.
-enum class Activation { GeluErf, GeluTanh, QuickGelu, Silu, Relu };
-const char* activation_name(Activation a);
+// The pointwise activation of a transformer MLP (GeluErf, GeluTanh,
+// QuickGelu, Silu or Relu), told apart by value (identify_activation).
+using ops::Activation;
+using ops::activation_name;
 
 struct LayerNormParams {
   Tensor scale, bias;  // bias may be undefined (a bias-less LayerNorm)

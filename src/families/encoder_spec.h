@@ -16,7 +16,7 @@ struct EncoderSpec {
   std::vector<float> epsilons;  // two per layer
   std::vector<float> scales;    // attention scale per layer
   std::vector<int64_t> taps;    // layers whose outputs are the node's outputs, in order
-  std::string activation;       // gelu, gelu_tanh, quick_gelu, silu, relu
+  ops::Activation activation = ops::Activation::None;  // the MLP's
   int64_t side_inputs = 1;      // inputs between x and the parameters: the mask slot, then values the original ops read
   int pre_norm_input = 2;       // the pre-encoder LayerNorm's scale (its bias follows)
   int first_layer_input = 2;    // input index of layer 0's first slot
@@ -32,7 +32,7 @@ struct EncoderSpec {
     s.epsilons = n.attr_floats("epsilons");
     s.scales = n.attr_floats("scales");
     s.taps = n.attr_ints("taps");
-    s.activation = n.attr_s("activation", "");
+    s.activation = mlp_activation(n);
     s.side_inputs = n.attr_i("side_inputs", 1);
     s.pre_norm_input = int(1 + s.side_inputs);
     s.first_layer_input = s.pre_norm_input + (s.pre_norm ? 2 : 0);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ops/activation.h"
 
 namespace kestrel::families {
 
@@ -42,6 +43,14 @@ struct ClaimReport {
     unclaimed.push_back(what);
   }
 };
+
+// The MLP activation a fused node carries (an ops::Activation in the int
+// attribute "activation"); throws an Error naming the node otherwise.
+inline ops::Activation mlp_activation(const ir::Node& n) {
+  const int64_t a = n.attr_i("activation", -1);
+  if (a <= 0 || a >= ops::kActivationCount) fail(n.where(), ": attribute activation holds no activation (", a, ")");
+  return ops::Activation(a);
+}
 
 // Replaces every recognized encoder in g by its fused node. Runs after the
 // default passes. KESTREL_FAMILIES=off turns it off (the per-op path).

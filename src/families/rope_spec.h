@@ -27,7 +27,7 @@ struct RopeSpec {
   std::vector<float> masked_scores;  // per layer
   std::vector<float> inv_freq;   // per layer, head_dim / 2 each
   std::vector<int64_t> taps;
-  std::string activation;
+  ops::Activation activation = ops::Activation::None;  // the MLP's
 
   static RopeSpec of(const ir::Node& n) {
     RopeSpec s;
@@ -41,7 +41,7 @@ struct RopeSpec {
     s.masked_scores = n.attr_floats("masked_scores");
     s.inv_freq = n.attr_floats("inv_freq");
     s.taps = n.attr_ints("taps");
-    s.activation = n.attr_s("activation", "");
+    s.activation = mlp_activation(n);
     const int64_t L = s.layers;
     if (L <= 0 || s.heads <= 0 || s.head_dim <= 1 || s.head_dim % 2 ||
         int64_t(n.inputs.size()) != 1 + s.side_inputs + L * kSlotsPerLayer ||

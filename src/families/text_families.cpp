@@ -112,7 +112,7 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
       windows.push_back(l.window);
       inv_freq.insert(inv_freq.end(), l.inv_freq.begin(), l.inv_freq.end());
     }
-    set_encoder_attrs(fused, c, id, activation_name(layers[0].act), eps, scales);
+    set_encoder_attrs(fused, c, id, layers[0].act, eps, scales);
     set_attr(fused, "side_inputs", side);
     set_attr(fused, "masked_scores", masked);
     set_attr(fused, "inv_freq", inv_freq);

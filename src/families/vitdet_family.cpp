@@ -99,7 +99,7 @@ bool claim_vitdet_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>&
       scales.push_back(l.scale);
       windows.push_back(l.window);
     }
-    set_encoder_attrs(fused, c, id, c.activation, eps, scales);
+    set_encoder_attrs(fused, c, id, layers[0].mlp.act, eps, scales);
     set_attr(fused, "windows", windows);
     c.taps.assign(taps.begin(), taps.end());
     replace_block(g, gi, block, taps, fused);

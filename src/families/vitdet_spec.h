@@ -26,7 +26,7 @@ struct ViTDetSpec {
   std::vector<float> scales;     // per layer
   std::vector<int64_t> windows;  // per layer: the window side; 0 = global attention
   std::vector<int64_t> taps;
-  std::string activation;
+  ops::Activation activation = ops::Activation::None;  // the MLP's
 
   static ViTDetSpec of(const ir::Node& n) {
     ViTDetSpec s;
@@ -37,7 +37,7 @@ struct ViTDetSpec {
     s.scales = n.attr_floats("scales");
     s.windows = n.attr_ints("windows");
     s.taps = n.attr_ints("taps");
-    s.activation = n.attr_s("activation", "");
+    s.activation = mlp_activation(n);
     const int64_t L = s.layers;
     if (L <= 0 || s.heads <= 0 || s.head_dim <= 0 || int64_t(n.inputs.size()) != 1 + L * kViTDetSlotsPerLayer ||
         int64_t(s.epsilons.size()) != 2 * L || int64_t(s.scales.size()) != L || int64_t(s.windows.size()) != L ||

@@ -3,92 +3,60 @@
 // (passes/fuse_activation.cpp) records it on the node as two attributes;
 // kernels that honour them call Epilogue::of(node).apply(...) on their output.
 #pragma once
-#include <algorithm>
-#include <cmath>
-#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "ir/graph.h"
+#include "ops/activation.h"
 
 namespace kestrel::ops {
 
-constexpr const char* kEpilogueAttr = "kestrel.activation";        // string: Relu, Clip, ...
-constexpr const char* kEpilogueParamsAttr = "kestrel.activation_params";  // floats
+constexpr const char* kEpilogueAttr = "kestrel.activation";               // int: an ops::Activation
+constexpr const char* kEpilogueParamsAttr = "kestrel.activation_params";  // floats: a, b
 
 struct Epilogue {
-  // Silu is x * Sigmoid(x) and MulHardSigmoid x * HardSigmoid(x) (two ONNX
-  // nodes each); the others are one ONNX op of the same name.
-  enum class Kind { None, Relu, Clip, LeakyRelu, HardSigmoid, Sigmoid, HardSwish, Silu, MulHardSigmoid, Gelu, GeluTanh };
-  Kind kind = Kind::None;
-  float a = 0, b = 0;  // Clip: min, max. LeakyRelu: alpha. (Mul)HardSigmoid: alpha, beta.
+  Activation kind = Activation::None;
+  float a = 0, b = 0;  // see activate()
 
-  static Kind kind_of(const std::string& op) {
-    if (op == "Relu") return Kind::Relu;
-    if (op == "Clip") return Kind::Clip;
-    if (op == "LeakyRelu") return Kind::LeakyRelu;
-    if (op == "HardSigmoid") return Kind::HardSigmoid;
-    if (op == "Sigmoid") return Kind::Sigmoid;
-    if (op == "HardSwish") return Kind::HardSwish;
-    if (op == "Silu") return Kind::Silu;
-    if (op == "MulHardSigmoid") return Kind::MulHardSigmoid;
-    if (op == "Gelu") return Kind::Gelu;
-    if (op == "GeluTanh") return Kind::GeluTanh;
-    return Kind::None;
-  }
-
+  // Throws an Error naming the node when the attribute holds no activation.
   static Epilogue of(const ir::Node& n) {
     Epilogue e;
     const ir::Attribute* k = n.attr(kEpilogueAttr);
     if (!k) return e;
-    e.kind = kind_of(k->s);
+    if (k->kind != ir::Attribute::Kind::Int || k->i < 0 || k->i >= kActivationCount)
+      fail(n.where(), ": attribute ", kEpilogueAttr, " is not an activation number (0 to ", kActivationCount - 1, ")");
+    e.kind = Activation(k->i);
     std::vector<float> p = n.attr_floats(kEpilogueParamsAttr);
     if (p.size() > 0) e.a = p[0];
     if (p.size() > 1) e.b = p[1];
     return e;
   }
 
-  // NaN passes through every kind, as in the unfused ops.
+  float operator()(float x) const { return activate(kind, a, b, x); }
+  // One loop per kind, so each inlines its function (the switch stays out of the loop).
   void apply(float* y, int64_t n) const {
+    auto each = [&](auto k) {
+      for (int64_t i = 0; i < n; ++i) y[i] = activate(decltype(k)::value, a, b, y[i]);
+    };
     switch (kind) {
-      case Kind::None: return;
-      case Kind::Relu:
-        for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0 ? 0 : y[i];
-        return;
-      case Kind::Clip:
-        for (int64_t i = 0; i < n; ++i) y[i] = y[i] < a ? a : (y[i] > b ? b : y[i]);
-        return;
-      case Kind::LeakyRelu:
-        for (int64_t i = 0; i < n; ++i) y[i] = y[i] < 0 ? y[i] * a : y[i];
-        return;
-      case Kind::HardSigmoid:
-        for (int64_t i = 0; i < n; ++i) {
-          float v = a * y[i] + b;
-          y[i] = v < 0 ? 0 : (v > 1 ? 1 : v);
-        }
-        return;
-      case Kind::Sigmoid:
-        for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-y[i]));
-        return;
-      case Kind::HardSwish:
-        for (int64_t i = 0; i < n; ++i) y[i] = y[i] * std::clamp(y[i] / 6.0f + 0.5f, 0.0f, 1.0f);
-        return;
-      case Kind::Silu:
-        for (int64_t i = 0; i < n; ++i) y[i] = y[i] * (1.0f / (1.0f + std::exp(-y[i])));
-        return;
-      case Kind::MulHardSigmoid:
-        for (int64_t i = 0; i < n; ++i) {
-          float v = a * y[i] + b;
-          y[i] = y[i] * (v < 0 ? 0 : (v > 1 ? 1 : v));
-        }
-        return;
-      case Kind::Gelu:
-        for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + std::erf(y[i] * 0.70710678118654752f));
-        return;
-      case Kind::GeluTanh:
-        for (int64_t i = 0; i < n; ++i)
-          y[i] = 0.5f * y[i] * (1.0f + std::tanh(0.79788456080286536f * (y[i] + 0.044715f * y[i] * y[i] * y[i])));
-        return;
+      case Activation::None: return;
+      case Activation::Relu: return each(Kind<Activation::Relu>{});
+      case Activation::Clip: return each(Kind<Activation::Clip>{});
+      case Activation::LeakyRelu: return each(Kind<Activation::LeakyRelu>{});
+      case Activation::HardSigmoid: return each(Kind<Activation::HardSigmoid>{});
+      case Activation::Sigmoid: return each(Kind<Activation::Sigmoid>{});
+      case Activation::HardSwish: return each(Kind<Activation::HardSwish>{});
+      case Activation::Silu: return each(Kind<Activation::Silu>{});
+      case Activation::MulHardSigmoid: return each(Kind<Activation::MulHardSigmoid>{});
+      case Activation::GeluErf: return each(Kind<Activation::GeluErf>{});
+      case Activation::GeluTanh: return each(Kind<Activation::GeluTanh>{});
+      case Activation::QuickGelu: return each(Kind<Activation::QuickGelu>{});
     }
   }
+
+ private:
+  template <Activation A>
+  using Kind = std::integral_constant<Activation, A>;
 };
 
 }  // namespace kestrel::ops

@@ -15,30 +15,31 @@ namespace kestrel::passes {
 namespace {
 
 struct Fused {
-  std::string kind;  // an ops::Epilogue kind name
+  ops::Activation kind = ops::Activation::None;
   std::vector<float> params;
 };
 
 // The activation `act` as an epilogue, or nullopt if it cannot be fused (e.g. Clip bounds not constant).
 std::optional<Fused> one_op_activation(const ir::Graph& g, const ir::Node& act) {
-  using K = ops::Epilogue::Kind;
-  switch (ops::Epilogue::kind_of(act.op_type)) {
-    case K::Relu:
-    case K::Sigmoid:
-    case K::HardSwish:
-      return Fused{act.op_type, {}};
-    case K::LeakyRelu:
-      return Fused{act.op_type, {act.attr_f("alpha", 0.01f)}};
-    case K::HardSigmoid:
-      return Fused{act.op_type, {act.attr_f("alpha", 0.2f), act.attr_f("beta", 0.5f)}};
-    case K::Gelu: {
-      std::string approx = act.attr_s("approximate", "none");
-      if (approx != "none" && approx != "tanh") return std::nullopt;  // the op reports the error
-      return Fused{approx == "tanh" ? "GeluTanh" : "Gelu", {}};
-    }
-    case K::Clip: {
+  using A = ops::Activation;
+  if (act.op_type == "Gelu") {
+    std::string approx = act.attr_s("approximate", "none");
+    if (approx != "none" && approx != "tanh") return std::nullopt;  // the op reports the error
+    return Fused{approx == "tanh" ? A::GeluTanh : A::GeluErf, {}};
+  }
+  const A kind = ops::activation_of_op(act.op_type.c_str());
+  switch (kind) {
+    case A::Relu:
+    case A::Sigmoid:
+    case A::HardSwish:
+      return Fused{kind, {}};
+    case A::LeakyRelu:
+      return Fused{kind, {act.attr_f("alpha", 0.01f)}};
+    case A::HardSigmoid:
+      return Fused{kind, {act.attr_f("alpha", 0.2f), act.attr_f("beta", 0.5f)}};
+    case A::Clip: {
       if (act.opset < 11)
-        return Fused{"Clip", {act.attr_f("min", -3.4028234663852886e38f), act.attr_f("max", 3.4028234663852886e38f)}};
+        return Fused{kind, {act.attr_f("min", -3.4028234663852886e38f), act.attr_f("max", 3.4028234663852886e38f)}};
       float bound[2] = {-INFINITY, INFINITY};
       for (size_t i = 1; i < act.inputs.size() && i < 3; ++i) {
         if (act.inputs[i] < 0) continue;
@@ -47,7 +48,7 @@ std::optional<Fused> one_op_activation(const ir::Graph& g, const ir::Node& act) 
           return std::nullopt;
         bound[i - 1] = it->second.to_f32()[0];
       }
-      return Fused{"Clip", {bound[0], bound[1]}};
+      return Fused{kind, {bound[0], bound[1]}};
     }
     default:
       return std::nullopt;
@@ -65,8 +66,8 @@ bool can_carry(const ir::Graph& g, const ir::Node& n) {
 
 void set_epilogue(ir::Node& n, const Fused& f) {
   ir::Attribute kind;
-  kind.kind = ir::Attribute::Kind::String;
-  kind.s = f.kind;
+  kind.kind = ir::Attribute::Kind::Int;
+  kind.i = int64_t(f.kind);
   n.attrs[ops::kEpilogueAttr] = kind;
   ir::Attribute pa;
   pa.kind = ir::Attribute::Kind::Floats;
@@ -86,9 +87,9 @@ std::optional<std::pair<int, Fused>> gated(const ir::Graph& g, const GraphUses& 
     const ir::Node& gate = g.nodes[size_t(gi)];
     if (!gate.domain.empty() || gate.inputs.empty() || gate.inputs[0] != x) continue;
     if (!uses.private_to_one_reader(s) || uses.readers(x) != 2 || !uses.only_node_inputs_read(x)) continue;
-    if (gate.op_type == "Sigmoid") return std::make_pair(gi, Fused{"Silu", {}});
+    if (gate.op_type == "Sigmoid") return std::make_pair(gi, Fused{ops::Activation::Silu, {}});
     if (gate.op_type == "HardSigmoid")
-      return std::make_pair(gi, Fused{"MulHardSigmoid", {gate.attr_f("alpha", 0.2f), gate.attr_f("beta", 0.5f)}});
+      return std::make_pair(gi, Fused{ops::Activation::MulHardSigmoid, {gate.attr_f("alpha", 0.2f), gate.attr_f("beta", 0.5f)}});
   }
   return std::nullopt;
 }

@@ -37,9 +37,9 @@ std::vector<std::pair<std::string, std::pair<std::string, ir::Attribute>>> take_
       const onnx::AttributeProto& a = attrs->Get(k);
       if (a.name().rfind("kestrel.", 0) != 0) continue;
       ir::Attribute v;
-      if (a.type() == onnx::AttributeProto::STRING) {
-        v.kind = ir::Attribute::Kind::String;
-        v.s = a.s();
+      if (a.type() == onnx::AttributeProto::INT) {
+        v.kind = ir::Attribute::Kind::Int;
+        v.i = a.i();
       } else if (a.type() == onnx::AttributeProto::FLOATS) {
         v.kind = ir::Attribute::Kind::Floats;
         v.floats.assign(a.floats().begin(), a.floats().end());

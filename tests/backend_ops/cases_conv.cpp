@@ -2,6 +2,7 @@
 // 16/64 tiles), groups, depthwise, strides, dilations, asymmetric and auto
 // pads, 1-D, fused activations, ConvTranspose and the pools' ceil_mode/pads.
 #include "harness.h"
+#include "ops/activation.h"
 
 namespace kestrel::backend_ops {
 namespace {
@@ -53,15 +54,15 @@ std::vector<OpCase> conv_cases() {
   }));
   v.push_back(conv("fused Relu", {1, 8, 12, 12}, {16, 8, 3, 3}, true, [](onnx::NodeProto& n) {
     attr_ints(n, "pads", {1, 1, 1, 1});
-    attr_s(n, "kestrel.activation", "Relu");
+    attr_i(n, "kestrel.activation", int64_t(ops::Activation::Relu));
   }));
   v.push_back(conv("fused Clip 0..6 depthwise", {1, 9, 10, 10}, {9, 1, 3, 3}, true, [](onnx::NodeProto& n) {
     attr_i(n, "group", 9);
-    attr_s(n, "kestrel.activation", "Clip");
+    attr_i(n, "kestrel.activation", int64_t(ops::Activation::Clip));
     attr_floats(n, "kestrel.activation_params", {0.f, 0.5f});
   }));
   v.push_back(conv("fused HardSigmoid 1x1", {1, 12, 7, 7}, {20, 12, 1, 1}, true, [](onnx::NodeProto& n) {
-    attr_s(n, "kestrel.activation", "HardSigmoid");
+    attr_i(n, "kestrel.activation", int64_t(ops::Activation::HardSigmoid));
     attr_floats(n, "kestrel.activation_params", {0.2f, 0.5f});
   }));
   v.push_back(conv("single channel in, 1 out", {1, 1, 19, 23}, {1, 1, 3, 3}, true));

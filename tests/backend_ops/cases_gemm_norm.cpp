@@ -9,6 +9,7 @@
 // max error ~1e-3 relative to the largest output: the defaults (1e-5, 1e-2)
 // hold with margin.
 #include "harness.h"
+#include "ops/activation.h"
 
 namespace kestrel::backend_ops {
 namespace {
@@ -52,13 +53,13 @@ std::vector<OpCase> gemm_cases() {
   // Fused activations, as the fusion pass records them on the node.
   v.push_back({.label = "Gemm + bias + fused x*Sigmoid(x)", .op = "Gemm",
                .inputs = {rnd("a", {37, 29}), weight("b", {29, 41}), weight("c", {41})},
-               .attrs = [](onnx::NodeProto& n) { attr_s(n, "kestrel.activation", "Silu"); }});
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "kestrel.activation", int64_t(ops::Activation::Silu)); }});
   v.push_back({.label = "MatMul batched + fused GELU", .op = "MatMul",
                .inputs = {rnd("a", {2, 19, 23}), weight("b", {23, 31})},
-               .attrs = [](onnx::NodeProto& n) { attr_s(n, "kestrel.activation", "Gelu"); }});
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "kestrel.activation", int64_t(ops::Activation::GeluErf)); }});
   v.push_back({.label = "MatMul + fused Clip(0, 0.5)", .op = "MatMul", .inputs = {rnd("a", {17, 33}), rnd("b", {33, 9})},
                .attrs = [](onnx::NodeProto& n) {
-                 attr_s(n, "kestrel.activation", "Clip");
+                 attr_i(n, "kestrel.activation", int64_t(ops::Activation::Clip));
                  attr_floats(n, "kestrel.activation_params", {0.f, 0.5f});
                }});
   return v;

@@ -3,23 +3,28 @@
 
 namespace kestrel::vulkan {
 
-ActParams fused_activation(const ir::Node& n) {
-  ops::Epilogue e = ops::Epilogue::of(n);
-  using K = ops::Epilogue::Kind;
-  switch (e.kind) {
-    case K::None: return {};
-    case K::Relu: return {Act::Relu};
-    case K::Clip: return {Act::Clip, e.a, e.b};
-    case K::LeakyRelu: return {Act::LeakyRelu, e.a};
-    case K::HardSigmoid: return {Act::HardSigmoid, e.a, e.b};
-    case K::Sigmoid: return {Act::Sigmoid};
-    case K::HardSwish: return {Act::HardSwish};
-    case K::Silu: return {Act::Silu};
-    case K::MulHardSigmoid: return {Act::MulHardSigmoid, e.a, e.b};
-    case K::Gelu: return {Act::Gelu};
-    case K::GeluTanh: return {Act::GeluTanh};
+ActParams shader_activation(ops::Activation act, float a, float b) {
+  using A = ops::Activation;
+  switch (act) {
+    case A::None: return {};
+    case A::Relu: return {UnaryFn::Relu};
+    case A::Clip: return {UnaryFn::Clip, a, b};
+    case A::LeakyRelu: return {UnaryFn::LeakyRelu, a};
+    case A::HardSigmoid: return {UnaryFn::HardSigmoid, a, b};
+    case A::Sigmoid: return {UnaryFn::Sigmoid};
+    case A::HardSwish: return {UnaryFn::HardSwish};
+    case A::Silu: return {UnaryFn::Silu};
+    case A::MulHardSigmoid: return {UnaryFn::MulHardSigmoid, a, b};
+    case A::GeluErf: return {UnaryFn::Gelu};
+    case A::GeluTanh: return {UnaryFn::GeluTanh};
+    case A::QuickGelu: return {UnaryFn::SigmoidScaled, 1.702f, 0};  // x * sigmoid(1.702 x)
   }
   return {};
+}
+
+ActParams fused_activation(const ir::Node& n) {
+  const ops::Epilogue e = ops::Epilogue::of(n);
+  return shader_activation(e.kind, e.a, e.b);
 }
 
 }  // namespace kestrel::vulkan

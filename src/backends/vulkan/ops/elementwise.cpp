@@ -12,7 +12,7 @@ struct UnaryPush {
   float a, b;
 };
 
-void record_unary(OpContext& ctx, Act act, float a, float b) {
+void record_unary(OpContext& ctx, UnaryFn act, float a, float b) {
   require_float(ctx, {0});
   const GpuTensor& x = ctx.input(0);
   GpuTensor& y = ctx.output(0, x.dtype, x.shape);
@@ -20,24 +20,24 @@ void record_unary(OpContext& ctx, Act act, float a, float b) {
   ctx.dispatch_elements("unary", {int32_t(act)}, {In(x), Out(y)}, &p, sizeof p, uint64_t(x.numel()));
 }
 
-template <Act A>
+template <UnaryFn A>
 void unary(OpContext& ctx) { record_unary(ctx, A, 0, 0); }
 
-void leaky_relu(OpContext& ctx) { record_unary(ctx, Act::LeakyRelu, ctx.node.attr_f("alpha", 0.01f), 0); }
-void elu(OpContext& ctx) { record_unary(ctx, Act::Elu, ctx.node.attr_f("alpha", 1.0f), 0); }
-void celu(OpContext& ctx) { record_unary(ctx, Act::Celu, ctx.node.attr_f("alpha", 1.0f), 0); }
+void leaky_relu(OpContext& ctx) { record_unary(ctx, UnaryFn::LeakyRelu, ctx.node.attr_f("alpha", 0.01f), 0); }
+void elu(OpContext& ctx) { record_unary(ctx, UnaryFn::Elu, ctx.node.attr_f("alpha", 1.0f), 0); }
+void celu(OpContext& ctx) { record_unary(ctx, UnaryFn::Celu, ctx.node.attr_f("alpha", 1.0f), 0); }
 void selu(OpContext& ctx) {
-  record_unary(ctx, Act::Selu, ctx.node.attr_f("alpha", 1.67326319217681884765625f),
+  record_unary(ctx, UnaryFn::Selu, ctx.node.attr_f("alpha", 1.67326319217681884765625f),
                ctx.node.attr_f("gamma", 1.05070102214813232421875f));
 }
 void hard_sigmoid(OpContext& ctx) {
-  record_unary(ctx, Act::HardSigmoid, ctx.node.attr_f("alpha", 0.2f), ctx.node.attr_f("beta", 0.5f));
+  record_unary(ctx, UnaryFn::HardSigmoid, ctx.node.attr_f("alpha", 0.2f), ctx.node.attr_f("beta", 0.5f));
 }
-void thresholded_relu(OpContext& ctx) { record_unary(ctx, Act::ThresholdedRelu, ctx.node.attr_f("alpha", 1.0f), 0); }
+void thresholded_relu(OpContext& ctx) { record_unary(ctx, UnaryFn::ThresholdedRelu, ctx.node.attr_f("alpha", 1.0f), 0); }
 void gelu(OpContext& ctx) {
   std::string approx = ctx.node.attr_s("approximate", "none");
   if (approx != "none" && approx != "tanh") ctx.fail("approximate must be 'none' or 'tanh', got '", approx, "'");
-  record_unary(ctx, approx == "tanh" ? Act::GeluTanh : Act::Gelu, 0, 0);
+  record_unary(ctx, approx == "tanh" ? UnaryFn::GeluTanh : UnaryFn::Gelu, 0, 0);
 }
 
 float scalar_of(const OpContext& ctx, int i, float def) {
@@ -56,7 +56,7 @@ void clip(OpContext& ctx) {
     lo = scalar_of(ctx, 1, lo);
     hi = scalar_of(ctx, 2, hi);
   }
-  record_unary(ctx, Act::Clip, lo, hi);
+  record_unary(ctx, UnaryFn::Clip, lo, hi);
 }
 
 void identity(OpContext& ctx) { ctx.set_output(0, ctx.input(0)); }
@@ -115,30 +115,30 @@ void variadic(OpContext& ctx) {
 
 }  // namespace
 
-KESTREL_VK_OP(Relu, {.record = unary<Act::Relu>});
-KESTREL_VK_OP(Sigmoid, {.record = unary<Act::Sigmoid>});
-KESTREL_VK_OP(Tanh, {.record = unary<Act::Tanh>});
-KESTREL_VK_OP(Exp, {.record = unary<Act::Exp>});
-KESTREL_VK_OP(Log, {.record = unary<Act::Log>});
-KESTREL_VK_OP(Sqrt, {.record = unary<Act::Sqrt>});
-KESTREL_VK_OP(Abs, {.record = unary<Act::Abs>});
-KESTREL_VK_OP(Neg, {.record = unary<Act::Neg>});
-KESTREL_VK_OP(Reciprocal, {.record = unary<Act::Reciprocal>});
-KESTREL_VK_OP(Floor, {.record = unary<Act::Floor>});
-KESTREL_VK_OP(Ceil, {.record = unary<Act::Ceil>});
-KESTREL_VK_OP(Round, {.record = unary<Act::Round>});
-KESTREL_VK_OP(Erf, {.record = unary<Act::Erf>});
-KESTREL_VK_OP(Sin, {.record = unary<Act::Sin>});
-KESTREL_VK_OP(Cos, {.record = unary<Act::Cos>});
-KESTREL_VK_OP(Tan, {.record = unary<Act::Tan>});
-KESTREL_VK_OP(Asin, {.record = unary<Act::Asin>});
-KESTREL_VK_OP(Acos, {.record = unary<Act::Acos>});
-KESTREL_VK_OP(Atan, {.record = unary<Act::Atan>});
-KESTREL_VK_OP(Sign, {.record = unary<Act::Sign>});
-KESTREL_VK_OP(HardSwish, {.record = unary<Act::HardSwish>});
-KESTREL_VK_OP(Softplus, {.record = unary<Act::Softplus>});
-KESTREL_VK_OP(Softsign, {.record = unary<Act::Softsign>});
-KESTREL_VK_OP(Mish, {.record = unary<Act::Mish>});
+KESTREL_VK_OP(Relu, {.record = unary<UnaryFn::Relu>});
+KESTREL_VK_OP(Sigmoid, {.record = unary<UnaryFn::Sigmoid>});
+KESTREL_VK_OP(Tanh, {.record = unary<UnaryFn::Tanh>});
+KESTREL_VK_OP(Exp, {.record = unary<UnaryFn::Exp>});
+KESTREL_VK_OP(Log, {.record = unary<UnaryFn::Log>});
+KESTREL_VK_OP(Sqrt, {.record = unary<UnaryFn::Sqrt>});
+KESTREL_VK_OP(Abs, {.record = unary<UnaryFn::Abs>});
+KESTREL_VK_OP(Neg, {.record = unary<UnaryFn::Neg>});
+KESTREL_VK_OP(Reciprocal, {.record = unary<UnaryFn::Reciprocal>});
+KESTREL_VK_OP(Floor, {.record = unary<UnaryFn::Floor>});
+KESTREL_VK_OP(Ceil, {.record = unary<UnaryFn::Ceil>});
+KESTREL_VK_OP(Round, {.record = unary<UnaryFn::Round>});
+KESTREL_VK_OP(Erf, {.record = unary<UnaryFn::Erf>});
+KESTREL_VK_OP(Sin, {.record = unary<UnaryFn::Sin>});
+KESTREL_VK_OP(Cos, {.record = unary<UnaryFn::Cos>});
+KESTREL_VK_OP(Tan, {.record = unary<UnaryFn::Tan>});
+KESTREL_VK_OP(Asin, {.record = unary<UnaryFn::Asin>});
+KESTREL_VK_OP(Acos, {.record = unary<UnaryFn::Acos>});
+KESTREL_VK_OP(Atan, {.record = unary<UnaryFn::Atan>});
+KESTREL_VK_OP(Sign, {.record = unary<UnaryFn::Sign>});
+KESTREL_VK_OP(HardSwish, {.record = unary<UnaryFn::HardSwish>});
+KESTREL_VK_OP(Softplus, {.record = unary<UnaryFn::Softplus>});
+KESTREL_VK_OP(Softsign, {.record = unary<UnaryFn::Softsign>});
+KESTREL_VK_OP(Mish, {.record = unary<UnaryFn::Mish>});
 KESTREL_VK_OP(LeakyRelu, {.record = leaky_relu});
 KESTREL_VK_OP(Elu, {.record = elu});
 KESTREL_VK_OP(Celu, {.record = celu});

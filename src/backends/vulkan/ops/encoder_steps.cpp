@@ -90,7 +90,7 @@ void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, cons
 
 void copy(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, int64_t n) {
   UnaryPush p{0, 0, 0, 0};
-  ctx.dispatch_elements("unary", {int32_t(Act::None)}, {In(x), Out(y)}, &p, sizeof p, uint64_t(n));
+  ctx.dispatch_elements("unary", {int32_t(UnaryFn::None)}, {In(x), Out(y)}, &p, sizeof p, uint64_t(n));
 }
 
 // y[rows, n] = act(x[rows, k] w[k, n] + bias) (+ residual, which may be y).
@@ -167,15 +167,5 @@ const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) 
     ctx.unsupported("input ", shape_str(x.shape), rank == 3 ? " is not float [batch, tokens, width]" : " is not a float grid [batch, height, width, channels]");
   return x;
 }
-
-ActParams encoder_activation(const OpContext& ctx, const std::string& a) {
-  if (a == "gelu") return {Act::Gelu, 0, 0};
-  if (a == "gelu_tanh") return {Act::GeluTanh, 0, 0};
-  if (a == "quick_gelu") return {Act::SigmoidScaled, 1.702f, 0};
-  if (a == "silu") return {Act::Silu, 0, 0};
-  if (a == "relu") return {Act::Relu, 0, 0};
-  ctx.fail("unknown activation '", a, "'");
-}
-
 
 }  // namespace kestrel::vulkan

@@ -1,10 +1,9 @@
-// The steps a fused encoder records on Vulkan (both families' kernels use
-// them): LayerNorm rows, a copy, a projection with bias, activation and
-// residual in the GEMM's epilogue, and attention of every (batch, head)
-// as batched GEMMs reading Q, K and V through strides.
+// The dispatches behind the fused encoder's steps on Vulkan
+// (ops/fused_encoder.cpp): LayerNorm rows, a copy, a projection with bias,
+// activation and residual in the GEMM's epilogue, and attention of every
+// (sequence, head) as batched GEMMs reading Q, K and V through strides.
 #pragma once
 #include <functional>
-#include <string>
 
 #include "backends/vulkan/ops/util.h"
 
@@ -63,24 +62,5 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
 // [batch, tokens, width] input (rank 4: a grid [batch, height, width,
 // channels]) and, unless half_ok, a float32 run. Returns the input.
 const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank = 3);
-
-// A fused node's per-layer inputs (Spec::input(layer, slot) gives the index).
-template <typename Spec>
-struct LayerInputs {
-  OpContext& ctx;
-  const Spec& spec;
-  const GpuTensor* optional(int64_t layer, int slot) const {
-    int i = spec.input(layer, slot);
-    return ctx.has_input(i) ? &ctx.input(i) : nullptr;
-  }
-  const GpuTensor& need(int64_t layer, int slot) const {
-    const GpuTensor* t = optional(layer, slot);
-    if (!t) ctx.fail("layer ", layer, " misses input slot ", slot);
-    return *t;
-  }
-};
-
-// The GEMM epilogue activation a fused node names.
-ActParams encoder_activation(const OpContext& ctx, const std::string& name);
 
 }  // namespace kestrel::vulkan

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/vulkan/op.h"
+#include "ops/activation.h"
 
 namespace kestrel::vulkan {
 
@@ -19,8 +20,10 @@ inline uint64_t macs_per_dispatch(const DeviceInfo& d, uint64_t gpu_bound) {
   return d.type == "cpu" ? std::min<uint64_t>(gpu_bound, uint64_t(1) << 28) : gpu_bound;
 }
 
-// The activation numbers of shaders/activation.glsl.
-enum class Act : int32_t {
+// The function numbers of shaders/activation.glsl: the unary ops' kernels
+// and the activations GEMM and Conv epilogues apply (an ops::Activation maps
+// to one with shader_activation).
+enum class UnaryFn : int32_t {
   None = 0, Relu = 1, Clip = 2, LeakyRelu = 3, HardSigmoid = 4, Sigmoid = 5, Tanh = 6, Exp = 7, Log = 8,
   Sqrt = 9, Abs = 10, Neg = 11, Reciprocal = 12, Floor = 13, Ceil = 14, Round = 15, Erf = 16, Sin = 17,
   Cos = 18, Elu = 19, Selu = 20, HardSwish = 21, Softplus = 22, Softsign = 23, Gelu = 24, GeluTanh = 25,
@@ -28,11 +31,13 @@ enum class Act : int32_t {
   SigmoidScaled = 35, MulHardSigmoid = 36,
 };
 
-// A fused activation and its two parameters (see ops/epilogue.h).
+// A shader function and its two parameters.
 struct ActParams {
-  Act act = Act::None;
+  UnaryFn act = UnaryFn::None;
   float a = 0, b = 0;
 };
+// An activation (ops/activation.h) as the shaders' function and parameters.
+ActParams shader_activation(ops::Activation act, float a = 0, float b = 0);
 // The activation the fusion passes recorded on a Conv/Gemm/MatMul node.
 ActParams fused_activation(const ir::Node& n);
 

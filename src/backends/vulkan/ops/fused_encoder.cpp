@@ -1,0 +1,201 @@
+// The fused encoders (com.kestrel TransformerEncoder, RopeEncoder,
+// ViTDetEncoder; families/encoder_schedule.h) on Vulkan: each step kind of
+// the one schedule as dispatches (encoder_steps.h). LayerNorm is norm_rows;
+// a projection is one GEMM with bias, activation and residual in its
+// epilogue; attention is the scores of every (sequence, head) as one
+// batched GEMM reading Q and K through strides, the Softmax (plain, masked
+// or with the relative-position terms), the context GEMM writing each
+// head's columns in place, in chunks of query rows; windows, the rotary
+// embedding (cos/sin tables from the host) and the gate are one shader each.
+//
+// A node runs here once its claim has been checked on the CPU for the
+// input's shape (the first run of each shape goes there).
+#include <map>
+
+#include "backends/vulkan/ops/encoder_steps.h"
+#include "backends/vulkan/ops/row_dispatch.h"
+#include "families/encoder_schedule.h"
+#include "families/encoder_spec.h"
+#include "families/rope_spec.h"
+#include "families/rotary_tables.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+namespace fam = kestrel::families;
+using fam::Buffer;
+using fam::Step;
+
+struct WindowPush {  // shaders/window.comp
+  uint32_t base, n, height, width, channels, rows, cols, per_row, per_col;
+};
+struct RopePush {  // shaders/rope.comp
+  uint32_t base, n, tokens, heads, half_dim;
+};
+struct GluPush {  // shaders/glu.comp
+  uint32_t base, n, f;
+  float a, b;
+};
+struct RelPosPush {  // shaders/relpos.comp
+  uint32_t base, n, heads, head_dim, rows, cols;
+};
+struct RelSoftmaxPush {  // shaders/relpos_softmax.comp
+  uint32_t row_base, row_end, rows, cols, q0, chunk_rows;
+};
+
+class VulkanSteps final : public fam::StepRunner {
+ public:
+  VulkanSteps(OpContext& ctx, const fam::EncoderSchedule& s) : ctx_(ctx), s_(s) {
+    const GpuTensor& x = fused_encoder_input(ctx, s.half_stream, s.input_rank);
+    shape_ = fam::EncoderShape::of(ctx.node, s, x.shape);
+    // A padding mask is read on the host and goes to the Softmax as int32.
+    if (s.mask_input >= 0) {
+      const Tensor& m = ctx.host_input(s.mask_input);
+      fam::check_padding_mask(ctx.node, m.shape(), shape_.batch, shape_.height);
+      if (s.mask_right_padded) fam::right_padded_lengths(ctx.node, m, shape_.batch, shape_.height);
+      std::vector<float> values = m.to_f32();
+      padding_ = ctx.upload_i32(std::vector<int32_t>(values.begin(), values.end()));
+    }
+    // Buffers sized for the largest step (windowed layers cover the padding
+    // too); the scores and relative-position terms for the largest layer.
+    const auto floats = fam::buffer_floats(s, shape_, [&](int w) { return need(w).shape.back(); });
+    int64_t score_words = 0, rel_floats = 0;
+    for (const Step& st : s.steps) {
+      if (st.kind != fam::StepKind::Attention) continue;
+      const auto a = shape_.attention(s, st.window);
+      if (st.rel_h >= 0) {
+        fam::check_relative_tables(ctx.node, st, a.grid, need(st.rel_h).shape[0], need(st.rel_w).shape[0]);
+        rel_floats = std::max(rel_floats, a.sequences * s.heads * a.tokens * (a.grid.rows + a.grid.cols));
+      }
+      plans_.emplace(st.layer, plan_attention(ctx, a.sequences, s.heads, a.tokens, shape_.channels));
+      score_words = std::max(score_words, plans_.at(st.layer).score_words);
+    }
+    for (int b = 1; b < fam::kBufferCount; ++b)
+      if (floats[size_t(b)] > 0) buffers_[size_t(b)] = ctx.temp_words(size_t(floats[size_t(b)]));
+    if (score_words > 0) scores_ = ctx.temp_words(size_t(score_words));
+    if (rel_floats > 0) rel_ = ctx.temp_words(size_t(rel_floats));
+    for (int i = 0; i < s.outputs; ++i) outs_.push_back(&ctx.output(i, DType::Float32, x.shape));
+    for (Buffer b : {Buffer::Input, Buffer::Stream, Buffer::Normed, Buffer::Windowed, Buffer::Context, Buffer::Gridded})
+      width_[size_t(b)] = shape_.channels;
+  }
+
+  void norm(const Step& st) override {
+    layer_norm(ctx_, buf(st.in), need(st.weight), optional(st.bias), buf(st.out), shape_.rows(s_, st),
+               shape_.channels, st.epsilon);
+  }
+  void copy(const Step& st) override {
+    vulkan::copy(ctx_, buf(st.in), buf(st.out), shape_.rows(s_, st) * shape_.channels);
+  }
+  void linear(const Step& st) override {
+    const GpuTensor& w = need(st.weight);
+    const GpuTensor& y = buf(st.out);
+    if (w.shape.size() != 2 || width_[size_t(st.in)] != w.shape[0])
+      ctx_.fail("layer ", st.layer, ": a ", shape_str(w.shape), " weight does not take rows of ", width_[size_t(st.in)]);
+    vulkan::linear(ctx_, buf(st.in), shape_.rows(s_, st), w.shape[0], w, optional(st.bias), w.shape[1], y,
+                   shader_activation(st.act), st.residual ? &y : nullptr);
+    width_[size_t(st.out)] = w.shape[1];
+  }
+  void window(const Step& st) override { move_windows(st, false); }
+  void unwindow(const Step& st) override { move_windows(st, true); }
+
+  void rotary(const Step& st) override {
+    const int64_t half = s_.head_dim / 2;
+    std::vector<float> freq = s_.frequencies(st.layer);
+    auto it = tables_.find(freq);  // global and local layers differ
+    if (it == tables_.end()) {
+      auto t = fam::rotary_tables(freq, shape_.height);
+      it = tables_.emplace(freq, std::make_pair(ctx_.upload_f32(t->cos), ctx_.upload_f32(t->sin))).first;
+    }
+    const auto& [cos_t, sin_t] = it->second;
+    for (Buffer b : {Buffer::Q, Buffer::K}) {
+      RopePush p{0, 0, uint32_t(shape_.height), uint32_t(s_.heads), uint32_t(half)};
+      ctx_.dispatch_elements("rope", {}, {Out(buf(b)), In(cos_t), In(sin_t)}, &p, sizeof p,
+                             uint64_t(shape_.rows() * s_.heads * half));
+    }
+  }
+
+  void attention(const Step& st) override {
+    const auto a = shape_.attention(s_, st.window);
+    const AttentionPlan& plan = plans_.at(st.layer);
+    const GpuTensor &q = buf(Buffer::Q), &k = buf(Buffer::K), &v = buf(Buffer::V), &out = buf(Buffer::Context);
+    if (st.rel_h < 0) {
+      AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked};
+      const bool plain = !mask.padding && mask.window < 0;
+      vulkan::attention(ctx_, q, k, v, scores_, out, a.sequences, a.tokens, s_.heads, s_.head_dim, st.scale,
+                        plain ? nullptr : &mask, plan);
+      return;
+    }
+    const fam::WindowGrid& g = a.grid;
+    RelPosPush rp{0, 0, uint32_t(s_.heads), uint32_t(s_.head_dim), uint32_t(g.rows), uint32_t(g.cols)};
+    ctx_.dispatch_elements("relpos", {}, {In(q), In(need(st.rel_h)), In(need(st.rel_w)), Out(rel_)}, &rp, sizeof rp,
+                           uint64_t(a.sequences * s_.heads * a.tokens * (g.rows + g.cols)));
+    chunked_attention(ctx_, q, k, v, scores_, out, a.sequences, a.tokens, s_.heads, s_.head_dim, st.scale, plan,
+                      [&](int64_t q0, int64_t n_q) {
+                        RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q)};
+                        dispatch_rows(ctx_, "relpos_softmax", {}, {Out(scores_), In(rel_)}, &sp, sizeof sp,
+                                      uint64_t(a.sequences * s_.heads * n_q), uint64_t(2 * a.tokens));
+                      });
+  }
+
+  void glu(const Step& st) override {
+    const int64_t f = width_[size_t(st.in)] / 2;
+    const ActParams act = shader_activation(st.act);
+    GluPush gp{0, 0, uint32_t(f), act.a, act.b};
+    ctx_.dispatch_elements("glu", {int32_t(act.act)}, {In(buf(st.in)), Out(buf(st.out))}, &gp, sizeof gp,
+                           uint64_t(shape_.rows(s_, st) * f));
+    width_[size_t(st.out)] = f;
+  }
+
+  void tap(const Step& st) override {
+    vulkan::copy(ctx_, buf(st.in), *outs_[size_t(st.output)], shape_.rows() * shape_.channels);
+  }
+
+ private:
+  const GpuTensor& need(int input) const {
+    if (input < 0 || !ctx_.has_input(input)) ctx_.fail("misses input ", input);
+    return ctx_.input(input);
+  }
+  const GpuTensor* optional(int input) const {
+    return input >= 0 && ctx_.has_input(input) ? &ctx_.input(input) : nullptr;
+  }
+  const GpuTensor& buf(Buffer b) const { return b == Buffer::Input ? ctx_.input(0) : buffers_[size_t(b)]; }
+  void move_windows(const Step& st, bool scatter) {
+    const auto a = shape_.attention(s_, st.window);
+    const fam::WindowGrid& g = a.grid;
+    WindowPush p{0, 0, uint32_t(shape_.height), uint32_t(shape_.width), uint32_t(shape_.channels), uint32_t(g.rows),
+                 uint32_t(g.cols), uint32_t(g.per_row), uint32_t(g.per_col)};
+    ctx_.dispatch_elements("window", {scatter ? 1 : 0}, {In(buf(st.in)), Out(buf(st.out))}, &p, sizeof p,
+                           uint64_t(a.sequences * a.tokens * shape_.channels));
+  }
+
+  OpContext& ctx_;
+  const fam::EncoderSchedule& s_;
+  fam::EncoderShape shape_;
+  std::array<GpuTensor, fam::kBufferCount> buffers_;
+  std::array<int64_t, fam::kBufferCount> width_{};  // the columns each buffer holds now
+  GpuTensor scores_, rel_, padding_;
+  std::map<int64_t, AttentionPlan> plans_;  // per layer
+  std::map<std::vector<float>, std::pair<GpuTensor, GpuTensor>> tables_;  // rotary cos/sin per frequency set
+  std::vector<GpuTensor*> outs_;
+};
+
+void record_fused_encoder(OpContext& ctx) {
+  const fam::EncoderSchedule schedule = fam::EncoderSchedule::of(ctx.node);
+  VulkanSteps steps(ctx, schedule);
+  fam::run_schedule(schedule, steps);
+}
+
+}  // namespace
+
+// The key padding mask (input 1) is read on the host; the rotary encoder
+// keeps its float32 stream (EncoderSchedule::half_stream).
+KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel",
+                                    .record = record_fused_encoder,
+                                    .host_inputs = {families::EncoderSpec::kMaskInput}});
+KESTREL_VK_OP(RopeEncoder, {.domain = "com.kestrel",
+                             .record = record_fused_encoder,
+                             .host_inputs = {families::RopeSpec::kMaskInput},
+                             .half_ok = false});
+KESTREL_VK_OP(ViTDetEncoder, {.domain = "com.kestrel", .record = record_fused_encoder});
+
+}  // namespace kestrel::vulkan
