@@ -16,6 +16,7 @@
 #include "graph_helpers.h"
 #include "core/compare.h"
 #include "runtime/session.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using kestrel::test::node_named;
@@ -50,9 +51,9 @@ const std::vector<Fixture>& fixtures() {
 
 const char* kExporters[] = {"torchscript", "dynamo"};
 
-families::ClaimReport claims_of(ir::Graph g) {
+families::ClaimReport claims_of(ir::Graph g, const families::ClaimOptions& opts = {}) {
   passes::run_default_passes(g);
-  return families::claim_families(g);
+  return families::claim_families(g, opts);
 }
 
 }  // namespace
@@ -297,10 +298,16 @@ TEST(Families, DinoWithoutLayerScaleIsNotClaimed) {
 }
 
 TEST(Families, OffSwitchKeepsThePerOpPath) {
+  const ir::Graph g = onnx_io::load_model_file(fixture("clip", "torchscript.onnx")).graph;
+  ASSERT_EQ(claims_of(g).claims.size(), 1u);
+  // Off from the session's option or from the environment.
+  SessionOptions off;
+  off.families = false;
+  EXPECT_TRUE(claims_of(g, runtime::Config::of(off).claims).claims.empty());
   setenv("KESTREL_FAMILIES", "off", 1);
-  families::ClaimReport r = claims_of(onnx_io::load_model_file(fixture("clip", "torchscript.onnx")).graph);
+  const families::ClaimOptions from_env = runtime::Config::of({}).claims;
   unsetenv("KESTREL_FAMILIES");
-  EXPECT_TRUE(r.claims.empty());
+  EXPECT_TRUE(claims_of(g, from_env).claims.empty());
 }
 
 TEST(Families, AFusedNodeThatDisagreesIsWithdrawnAndTheOriginalOpsRun) {
@@ -343,8 +350,9 @@ TEST(Families, AnUnreadableHeadCountNamesTheVariableThatGivesIt) {
   ASSERT_FALSE(r.unclaimed.empty());
   EXPECT_NE(r.unclaimed[0].find("KESTREL_ENCODER_HEADS"), std::string::npos) << r.unclaimed[0];
   setenv("KESTREL_ENCODER_HEADS", "4", 1);
-  r = families::claim_families(g);
+  const families::ClaimOptions given = runtime::Config::of({}).claims;
   unsetenv("KESTREL_ENCODER_HEADS");
+  r = families::claim_families(g, given);
   ASSERT_EQ(r.claims.size(), 1u);
   EXPECT_EQ(r.claims[0].heads, 4);
 }

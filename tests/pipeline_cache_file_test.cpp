@@ -22,6 +22,7 @@
 #include "onnx_builders.h"
 #include "runtime/session.h"
 #include "vulkan_tests_switch.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using namespace kestrel::vulkan;
@@ -259,7 +260,7 @@ TEST(PipelineCacheFile, VulkanSessionRunsWithEachBadCacheInPlace) {
   TempDir home("vulkan");
   CacheHome env(home.path);
   // Where this device's cache lives under the temporary cache home.
-  std::string path = Context::open()->pipeline_cache_path();
+  std::string path = Context::open(runtime::Config::of({}).vulkan.device)->pipeline_cache_path();
   ASSERT_EQ(path.rfind(home.path.string(), 0), 0u) << path;
   const std::vector<std::pair<std::string, std::function<void()>>> bad = {
       {"directory", [&] { fs::create_directories(path); }},

@@ -13,6 +13,7 @@
 #include "real_models.h"
 #include "runtime/session.h"
 #include "vulkan_tests_switch.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using namespace kestrel::test;
@@ -121,7 +122,7 @@ TEST(VulkanArena, RealModelsRepeatBitForBitInLessDeviceMemory) {
 
 TEST(VulkanAllocator, BlocksGrowFromFourMiBAndEmptyOnesAreFreed) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  auto ctx = vulkan::Context::open();
+  auto ctx = vulkan::Context::open(runtime::Config::of({}).vulkan.device);
   vulkan::Allocator alloc(*ctx, vulkan::MemoryKind::Device);
   auto a = alloc.allocate(size_t(3) << 20);
   EXPECT_EQ(alloc.reserved_bytes(), size_t(4) << 20) << "a small model holds a few MiB, not 64";

@@ -21,6 +21,7 @@
 #include "onnx_builders.h"
 #include "runtime/session.h"
 #include "vulkan_tests_switch.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using namespace kestrel::test;
@@ -137,7 +138,7 @@ TEST(VulkanBackend, Float16StorageStaysCloseToFloat32) {
 
 TEST(VulkanBackend, TensorsShareLargeBlocks) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  auto ctx = vulkan::Context::open();
+  auto ctx = vulkan::Context::open(runtime::Config::of({}).vulkan.device);
   vulkan::Allocator alloc(*ctx, vulkan::MemoryKind::Device);
   std::vector<vulkan::Allocation> all;
   for (int i = 0; i < 200; ++i) all.push_back(alloc.allocate(size_t(1000 + 37 * i) * 4));
@@ -204,7 +205,7 @@ TEST(VulkanBackend, AutoPrecisionKeepsFloat16OnlyWhenItAgrees) {
   for (float scale : {1.0f, 1e5f}) {  // 1e5: the chain's values pass float16's 65504
     const int64_t n = 10000;
     auto model = onnx_io::load_model_bytes(chain_model(n).data(), chain_model(n).size(), "");
-    auto ctx = vulkan::Context::open();
+    auto ctx = vulkan::Context::open(runtime::Config::of({}).vulkan.device);
     backends::VulkanOptions vo;
     vo.keep_small_host_work = false;
     vulkan::AutoPrecisionCompiled c(std::make_unique<vulkan::VulkanCompiled>(ctx, model.graph, false, vo),

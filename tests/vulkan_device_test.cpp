@@ -9,6 +9,7 @@
 #include "backends/vulkan/context.h"
 #include "backends/vulkan/device.h"
 #include "core/error.h"
+#include "runtime/config.h"
 #include "vulkan_tests_switch.h"
 
 using kestrel::test::vulkan_tests_off;
@@ -47,17 +48,24 @@ TEST(VulkanDevice, PicksByIndexNameOrScoreAndNamesDevicesOnAMiss) {
   EnvGuard guard;
   auto devices = vulkan::enumerate_devices();
   ASSERT_FALSE(devices.empty());
+  // The selector a session's configuration carries: its option, else KESTREL_VK_DEVICE.
+  auto pick = [&](const std::string& option = "") {
+    SessionOptions o;
+    o.vulkan_device = option;
+    return vulkan::pick_device(devices, runtime::Config::of(o).vulkan.device.device);
+  };
   unsetenv("KESTREL_VK_DEVICE");
-  size_t best = vulkan::pick_device(devices);
+  size_t best = pick();
   for (const auto& d : devices) EXPECT_LE(d.score, devices[best].score);
   const auto& last = devices.back();
   setenv("KESTREL_VK_DEVICE", std::to_string(last.index).c_str(), 1);
-  EXPECT_EQ(vulkan::pick_device(devices), devices.size() - 1);
+  EXPECT_EQ(pick(), devices.size() - 1);
   setenv("KESTREL_VK_DEVICE", last.name.substr(0, 4).c_str(), 1);  // a name prefix, any case
-  EXPECT_EQ(devices[vulkan::pick_device(devices)].name.substr(0, 4), last.name.substr(0, 4));
+  EXPECT_EQ(devices[pick()].name.substr(0, 4), last.name.substr(0, 4));
   setenv("KESTREL_VK_DEVICE", "no-such-device", 1);
+  EXPECT_EQ(pick(std::to_string(last.index)), devices.size() - 1);  // the option wins over the variable
   try {
-    vulkan::pick_device(devices);
+    pick();
     FAIL() << "expected an Error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("no-such-device"));

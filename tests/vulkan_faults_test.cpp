@@ -15,6 +15,7 @@
 #include "onnx/loader.h"
 #include "runtime/session.h"
 #include "vulkan_test_models.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using kestrel::test::matmul_chain;
@@ -72,7 +73,7 @@ SessionOptions vulkan_with_budget(int64_t mb) {
 
 struct Compiled {
   onnx_io::Model model;
-  std::shared_ptr<vulkan::Context> ctx = vulkan::Context::open();  // its own device: faults stay here
+  std::shared_ptr<vulkan::Context> ctx = vulkan::Context::open(runtime::Config::of({}).vulkan.device);  // its own device: faults stay here
   std::unique_ptr<vulkan::VulkanCompiled> graph;
   explicit Compiled(const backends::VulkanOptions& vo = {}) : model(load()) {
     graph = std::make_unique<vulkan::VulkanCompiled>(ctx, model.graph, false, vo);

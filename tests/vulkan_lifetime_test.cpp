@@ -15,6 +15,7 @@
 #include "onnx/loader.h"
 #include "runtime/session.h"
 #include "vulkan_test_models.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using kestrel::test::matmul_chain;
@@ -69,7 +70,7 @@ TEST(VulkanLifetime, AbandonedWorkIsHeldUntilALaterWaitFinishes) {
   const int64_t n = 768;
   const std::string bytes = matmul_chain(n, 8);
   auto model = onnx_io::load_model_bytes(bytes.data(), bytes.size(), "");
-  auto ctx = vulkan::Context::open();
+  auto ctx = vulkan::Context::open(runtime::Config::of({}).vulkan.device);
   backends::VulkanOptions impatient_opts, patient_opts;
   impatient_opts.device_wait_s = 1e-3;
   {

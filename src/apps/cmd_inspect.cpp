@@ -6,8 +6,8 @@
 #include "apps/cli.h"
 #include "apps/inspect_families.h"
 #include "families/families.h"
-#include "passes/passes.h"
 #include "onnx/loader.h"
+#include "runtime/prepare.h"
 
 namespace kestrel::cli {
 namespace {
@@ -59,9 +59,8 @@ std::string placement_json(const backends::PlacementReport& p) {
 
 // One line per node of the graph as Kestrel runs it (after its load-time
 // passes): op, name, inputs (initializers with their shape) and outputs.
-void print_nodes(ir::Graph& g) {
-  passes::run_default_passes(g);
-  families::claim_families(g);
+void print_nodes(ir::Graph& g, const runtime::Config& c) {
+  runtime::prepare_graph(g, c);
   auto value = [&](int v) {
     if (v < 0) return std::string("-");
     std::string s = g.values[size_t(v)].name;
@@ -84,7 +83,7 @@ int cmd_inspect(int argc, char** argv) {
   onnx_io::Model m = onnx_io::load_model_file(a.positional[0]);
   const ir::Graph& g = m.graph;
   if (a.has("--nodes")) {
-    print_nodes(m.graph);
+    print_nodes(m.graph, runtime::Config::of(session_options(a)));
     return 0;
   }
   std::map<std::string, int> hist;

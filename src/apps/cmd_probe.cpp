@@ -8,6 +8,7 @@
 
 #include "apps/cli.h"
 #include "backends/vulkan/device.h"
+#include "runtime/config.h"
 
 namespace kestrel::cli {
 namespace {
@@ -49,7 +50,8 @@ int cmd_probe(int argc, char** argv) {
     std::string selected = "null";
     if (!devices.empty()) {
       try {
-        selected = std::to_string(devices[vulkan::pick_device(devices)].index);
+        const runtime::Config c = runtime::Config::of(SessionOptions{});
+        selected = std::to_string(devices[vulkan::pick_device(devices, c.vulkan.device.device)].index);
       } catch (const Error& e) {
         selected = "null, \"selection_error\": \"" + json_escape(e.what()) + "\"";
       }

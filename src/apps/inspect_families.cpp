@@ -5,7 +5,7 @@
 
 #include "backends/backend.h"
 #include "onnx/loader.h"
-#include "passes/passes.h"
+#include "runtime/prepare.h"
 
 namespace kestrel::cli {
 namespace {
@@ -24,8 +24,7 @@ bool fused(const ir::Node& n) { return n.domain == families::kDomain; }
 FamiliesView inspect_families(const Args& a, const ir::Graph& g) {
   FamiliesView v;
   ir::Graph rewritten = g;
-  passes::run_default_passes(rewritten);
-  v.report = families::claim_families(rewritten);
+  v.report = runtime::prepare_graph(rewritten, runtime::Config::of(session_options(a)));
   if (v.report.claims.empty()) return v;
   try {
     Args cpu = a;

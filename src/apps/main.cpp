@@ -16,7 +16,8 @@ const char* kUsage =
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
     "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n"
     "  probe  (JSON: CPU features and Vulkan devices)\n"
-    "environment: KESTREL_VK_DEVICE=index|name  KESTREL_PRECISION=fp32|fp16  KESTREL_TRACE=1 (per-op timing)\n";
+    "environment: KESTREL_VK_DEVICE=index|name  KESTREL_PRECISION=fp32|fp16  KESTREL_TRACE=1|2 (per-op timing)\n"
+    "  (the README lists every variable Kestrel reads)\n";
 }
 
 int main(int argc, char** argv) {

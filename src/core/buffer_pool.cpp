@@ -42,10 +42,6 @@ void system_give(uint8_t* p, size_t cls) {
 
 class Pool {
  public:
-  Pool() {
-    const char* env = std::getenv("KESTREL_POOL_MB");
-    if (env) cap_ = size_t(std::strtoull(env, nullptr, 10)) << 20;
-  }
   ~Pool() {
     for (auto& [size, stack] : idle_)
       for (uint8_t* p : stack) system_give(p, size);
@@ -91,6 +87,17 @@ class Pool {
     std::lock_guard<std::mutex> lock(mu_);
     return idle_bytes_;
   }
+  // Lowers or raises the cap; idle buffers past a lower one go back now.
+  void set_cap(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cap_ = bytes;
+    for (auto it = idle_.begin(); it != idle_.end() && idle_bytes_ > cap_; ++it)
+      while (!it->second.empty() && idle_bytes_ > cap_) {
+        system_give(it->second.back(), it->first);
+        it->second.pop_back();
+        idle_bytes_ -= it->first;
+      }
+  }
   size_t live_bytes() const { return live_; }
   size_t peak_bytes() const { return peak_; }
   void reset_peak() { peak_ = live_.load(); }
@@ -125,6 +132,8 @@ std::shared_ptr<uint8_t[]> pooled_bytes(size_t n, bool zero) {
   if (zero) std::memset(p, 0, n);
   return std::shared_ptr<uint8_t[]>(p, [cls](uint8_t* q) { pool().give(q, cls); });
 }
+
+void set_pool_cap(size_t bytes) { pool().set_cap(bytes); }
 
 PoolRetentionOff::PoolRetentionOff() : was_(retention_off) { retention_off = true; }
 PoolRetentionOff::~PoolRetentionOff() { retention_off = was_; }

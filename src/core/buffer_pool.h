@@ -2,7 +2,7 @@
 // next allocation of that class or of one up to half its size: a run allocates the same sizes as the run
 // before it, so after the first run tensors come back warm (no page faults,
 // no kernel zeroing) instead of from fresh mmap()s. The pool keeps at most
-// KESTREL_POOL_MB megabytes (default 4096) of idle buffers. Buffers of
+// 4096 MiB of idle buffers unless set_pool_cap says otherwise. Buffers of
 // kMappedBytes and more are mapped from the system on their own and unmapped
 // when the pool lets them go, so that memory given up really leaves the
 // process (glibc would keep a large free in its heap once its mmap threshold
@@ -33,6 +33,10 @@ class PoolRetentionOff {
  private:
   bool was_;
 };
+
+// The most idle memory the one pool of the process keeps (runtime::Config
+// sets it from KESTREL_POOL_MB when a session is made).
+void set_pool_cap(size_t bytes);
 
 // Bytes now idle in the pool (for tests and memory reports).
 size_t pool_idle_bytes();

@@ -3,7 +3,6 @@
 // that only it reads) by one fused node.
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <set>
 
 #include "families/families.h"
@@ -14,11 +13,6 @@
 #include "families/torch_layer.h"
 
 namespace kestrel::families {
-
-bool families_enabled() {
-  const char* e = std::getenv("KESTREL_FAMILIES");
-  return !(e && (std::string(e) == "off" || std::string(e) == "0"));
-}
 
 std::string FamilyClaim::json() const {
   std::string t;
@@ -169,9 +163,12 @@ bool claim_torch_stack(ir::Graph& g, ClaimReport& report) {
 
 }  // namespace
 
-ClaimReport claim_families(ir::Graph& g) {
+ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts) {
   ClaimReport report;
-  if (!families_enabled()) return report;
+  if (!opts.enabled) return report;
+  auto match = [&](const GraphIndex& index, int x, std::string& why) {
+    return match_encoder_layer(index, x, why, opts.encoder_heads);
+  };
   for (bool again = true; again;) {  // one claim per pass over a fresh index
     again = false;
     GraphIndex gi(g);
@@ -181,7 +178,7 @@ ClaimReport claim_families(ir::Graph& g) {
       const int x = n.inputs[0];
       std::string why;
       Stack s;
-      s.layers = chain_layers(gi, x, match_encoder_layer, why);
+      s.layers = chain_layers(gi, x, match, why);
       const std::string where = "node '" + n.name + "'";
       if (s.layers.empty()) {
         // Worth reporting only where attention starts: the norm feeds projections.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
 
 namespace kestrel::families {
@@ -240,7 +239,8 @@ bool match_mlp(const GraphIndex& gi, int h, int64_t d, MlpBlock& m, std::vector<
 namespace {
 
 // The layer from its first LayerNorm on.
-std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const ir::Node* ln1, std::string& why) {
+std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const ir::Node* ln1, std::string& why,
+                                            int64_t given_heads) {
   EncoderLayer L;
   L.input = x;
   Walk w{gi, L.nodes, why};
@@ -307,8 +307,8 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
   w.take(context);
   // Heads: every projection must split the same way.
   // Heads: every projection that shows its split must show the same one;
-  // when none does, KESTREL_ENCODER_HEADS gives it (the first-run check of
-  // the claim catches a wrong value).
+  // when none does, the session's encoder head count gives it (the first-run
+  // check of the claim catches a wrong value).
   for (int i : {qi, ki, vi}) {
     int64_t h = w.heads_of(p[i].split, d);
     if (h <= 0) continue;
@@ -316,11 +316,10 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
     L.heads = h;
   }
   if (L.heads <= 0) {
-    const char* given = std::getenv("KESTREL_ENCODER_HEADS");
-    int64_t h = given ? std::atoll(given) : 0;
+    const int64_t h = given_heads;
     if (h <= 0 || d % h != 0)
       return w.no("the head count cannot be read from the graph (width " + std::to_string(d) +
-                  "); set KESTREL_ENCODER_HEADS=<heads> to give it"),
+                  "); set KESTREL_ENCODER_HEADS=<heads> (SessionOptions::encoder_heads) to give it"),
              std::nullopt;
     L.heads = h;
   }
@@ -352,7 +351,7 @@ std::optional<EncoderLayer> match_from_norm(const GraphIndex& gi, int x, const i
 
 }  // namespace
 
-std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why) {
+std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why, int64_t given_heads) {
   // Several LayerNorms may read x (a tap's own norm beside the layer's):
   // the layer's is the one the walk gets through.
   why.clear();
@@ -360,7 +359,7 @@ std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std
     const ir::Node& n = gi.node(r);
     if (n.op_type != "LayerNormalization" || n.inputs[0] != x) continue;
     std::string reason;
-    if (auto layer = match_from_norm(gi, x, &n, reason)) return layer;
+    if (auto layer = match_from_norm(gi, x, &n, reason, given_heads)) return layer;
     if (why.empty()) why = reason;
   }
   if (why.empty()) why = "no LayerNormalization reads the value";

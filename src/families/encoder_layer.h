@@ -84,7 +84,8 @@ std::optional<double> attention_scale(const GraphIndex& gi, const std::vector<in
                                       std::string& why);
 
 // Matches the layer whose residual input is value x, or says why not.
-std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why);
+// `given_heads` (> 0) is the head count to use where no projection shows it.
+std::optional<EncoderLayer> match_encoder_layer(const GraphIndex& gi, int x, std::string& why, int64_t given_heads);
 
 // Names the pointwise function the nodes from value `from` to value `to`
 // compute (all elementwise, fed only by `from` and scalar constants), by

@@ -52,10 +52,16 @@ inline ops::Activation mlp_activation(const ir::Node& n) {
   return ops::Activation(a);
 }
 
+// What claiming may do (runtime::Config builds it from the session's
+// options and the environment).
+struct ClaimOptions {
+  bool enabled = true;        // false: every encoder runs op by op (KESTREL_FAMILIES=off)
+  int64_t encoder_heads = 0;  // the head count of a vision encoder whose graph does not show it; 0: none given
+};
+
 // Replaces every recognized encoder in g by its fused node. Runs after the
-// default passes. KESTREL_FAMILIES=off turns it off (the per-op path).
-ClaimReport claim_families(ir::Graph& g);
-bool families_enabled();
+// default passes.
+ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts = {});
 
 }  // namespace kestrel::families
 

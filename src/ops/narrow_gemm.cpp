@@ -3,6 +3,7 @@
 #include "ops/narrow_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -14,13 +15,14 @@ bool cpu_has_avx512() {
   return has;
 }
 
+namespace {
+std::atomic<bool> avx512_allowed{true};
+}  // namespace
+
+void allow_avx512(bool allowed) { avx512_allowed = allowed; }
+
 NarrowIsa narrow_isa() {
-  static const NarrowIsa isa = [] {
-    const char* forced = std::getenv("KESTREL_CPU_ISA");
-    if (forced && std::strcmp(forced, "avx2") == 0) return NarrowIsa::Avx2;
-    return cpu_has_avx512() ? NarrowIsa::Avx512 : NarrowIsa::Avx2;
-  }();
-  return isa;
+  return cpu_has_avx512() && avx512_allowed.load(std::memory_order_relaxed) ? NarrowIsa::Avx512 : NarrowIsa::Avx2;
 }
 
 bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,

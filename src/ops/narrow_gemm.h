@@ -10,8 +10,11 @@ namespace kestrel::ops {
 
 enum class NarrowIsa { Avx2, Avx512 };
 
-// AVX-512F where the CPU has it, else AVX2; KESTREL_CPU_ISA=avx2 forces AVX2.
+// AVX-512F where the CPU has it and it is allowed, else AVX2.
 NarrowIsa narrow_isa();
+// Allows AVX-512F or keeps to AVX2, for the whole process (runtime::Config
+// sets it from KESTREL_CPU_ISA when a session is made).
+void allow_avx512(bool allowed);
 bool cpu_has_avx512();
 
 // C[M,N] = A[M,K] op(B) (row-major; B [K,N], or [N,K] with trans_b) when

@@ -1,7 +1,7 @@
 #include "ops/registry.h"
 
 #include <algorithm>
-#include <cstdlib>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -40,11 +40,14 @@ std::string why_unsupported(const std::string& domain, const std::string& op, in
   return "opset " + std::to_string(opset) + " is not supported (kernel covers " + ranges + ")";
 }
 
+namespace {
+std::atomic<bool> poison_outputs{false};
+}  // namespace
+
+void set_poison_outputs(bool on) { poison_outputs = on; }
+
 Tensor new_output_tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage, size_t offset) {
-  static const bool poison = [] {
-    const char* e = std::getenv("KESTREL_POISON_OUTPUTS");
-    return e && std::string(e) == "1";
-  }();
+  const bool poison = poison_outputs.load(std::memory_order_relaxed);
   Tensor t = storage ? Tensor(dtype, std::move(shape), std::move(storage), offset)
                      : Tensor::uninitialized(dtype, std::move(shape));
   if (poison && t.nbytes()) std::memset(t.raw(), 0xFF, t.nbytes());

@@ -58,11 +58,14 @@ class KernelContext {
 using KernelFn = void (*)(KernelContext&);
 
 // Storage for a kernel's output. Its contents are unspecified: kernels must
-// write every element. With KESTREL_POISON_OUTPUTS=1 it is filled with NaN
-// bytes (0xFF) so a kernel that relies on zeroed memory fails its tests.
+// write every element. With poisoning on (set_poison_outputs) it is filled
+// with NaN bytes (0xFF) so a kernel that relies on zeroed memory fails its tests.
 // Given `storage`, the tensor is placed there at `offset` (a run's arena)
 // instead of allocated; the caller has checked that it fits.
 Tensor new_output_tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> storage = {}, size_t offset = 0);
+// For the whole process (runtime::Config sets it from KESTREL_POISON_OUTPUTS=1
+// when a session is made).
+void set_poison_outputs(bool on);
 
 struct OpDef {
   std::string name;

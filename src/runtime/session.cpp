@@ -9,7 +9,8 @@
 #include "backends/backend.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "onnx/loader.h"
-#include "passes/passes.h"
+#include "runtime/config.h"
+#include "runtime/prepare.h"
 
 namespace kestrel {
 
@@ -24,21 +25,6 @@ std::string TensorInfo::shape_str() const {
 }
 
 namespace {
-// The session's device memory budget in MiB (0: none): the option, else the
-// environment, read here once.
-int64_t device_memory_mb(const SessionOptions& opts) {
-  KESTREL_CHECK(opts.device_memory_mb >= 0, "device_memory_mb must be 0 (no limit) or more, got ",
-                opts.device_memory_mb);
-  if (opts.device_memory_mb > 0) return opts.device_memory_mb;
-  const char* e = std::getenv("KESTREL_VK_MEMORY_MB");
-  if (!e || !*e) return 0;
-  char* end = nullptr;
-  long long mb = std::strtoll(e, &end, 10);
-  KESTREL_CHECK(*end == 0 && mb >= 0 && mb < (int64_t(1) << 40), "KESTREL_VK_MEMORY_MB must be a whole number of MiB, got '",
-                e, "'");
-  return mb;
-}
-
 TensorInfo info_of(const ir::Graph& g, int id) {
   const ir::Value& v = g.values[size_t(id)];
   return TensorInfo{v.name, v.dtype, v.shape};
@@ -46,52 +32,42 @@ TensorInfo info_of(const ir::Graph& g, int id) {
 }  // namespace
 
 std::unique_ptr<Session> Session::load(const std::string& path, const SessionOptions& opts) {
+  const runtime::Config c = configure(opts);
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::make_unique<onnx_io::Model>(onnx_io::load_model_file(path));
-  s->init(opts);
+  s->init(c);
   return s;
 }
 
 std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, const SessionOptions& opts) {
+  const runtime::Config c = configure(opts);
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::make_unique<onnx_io::Model>(onnx_io::load_model_bytes(data, size, ""));
-  s->init(opts);
+  s->init(c);
   return s;
 }
 
 Session::~Session() = default;
 
-void Session::init(const SessionOptions& opts) {
-  // Checked before the work of loading: every edge (CLI, C API, Python) lands here.
-  KESTREL_CHECK(opts.threads >= 0 && opts.threads <= SessionOptions::kMaxThreads, "threads must be 0 (every hardware "
-                "thread) to ", SessionOptions::kMaxThreads, ", got ", opts.threads);
-  KESTREL_CHECK(opts.max_loop_iterations >= 0, "max_loop_iterations must be 0 (no cap) or more, got ",
-                opts.max_loop_iterations);
-  KESTREL_CHECK(opts.device_wait_s > 0, "device_wait_s must be positive, got ", opts.device_wait_s);
-  const int64_t budget_mb = device_memory_mb(opts);
+// Every edge (CLI, C API, Python) lands here: the options are checked and
+// completed from the environment before the work of loading.
+runtime::Config Session::configure(const SessionOptions& opts) {
+  runtime::Config c = runtime::Config::of(opts);
+  c.process.apply();
+  return c;
+}
+
+void Session::init(const runtime::Config& c) {
   onnx_io::validate_supported(model_->graph);
-  passes::run_default_passes(model_->graph);
-  families_ = families::claim_families(model_->graph);
+  families_ = runtime::prepare_graph(model_->graph, c);
   const ir::Graph& g = model_->graph;
-  KESTREL_CHECK(opts.backend == "auto" || opts.backend == "cpu" || opts.backend == "vulkan", "unknown backend '",
-                opts.backend, "' (this build has: auto, cpu, vulkan)");
-  bool vulkan = opts.backend == "vulkan" || (opts.backend == "auto" && backends::gpu_vulkan_device_present());
-  if (vulkan) {
-    backends::VulkanOptions vo;
-    vo.precision = opts.precision;
-    vo.device_wait_s = opts.device_wait_s;
-    vo.device_memory_bytes = size_t(budget_mb) << 20;
-    const char* exact = std::getenv("KESTREL_VK_EXACT_BUFFERS");
-    vo.exact_buffers = opts.exact_buffers || (exact && std::string(exact) == "1");
-    backend_ = backends::make_vulkan_backend(vo);
-  } else {
-    backend_ = backends::make_cpu_backend();
-  }
+  const bool vulkan = c.backend == runtime::BackendChoice::Vulkan ||
+                      (c.backend == runtime::BackendChoice::Auto && backends::gpu_vulkan_device_present());
+  backend_ = vulkan ? backends::make_vulkan_backend(c.vulkan) : backends::make_cpu_backend();
   backend_name_ = backend_->name();
   compiled_ = backend_->compile(g);
-  threads_ = opts.threads > 0 ? opts.threads
-                              : std::min(SessionOptions::kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
-  max_loop_iterations_ = opts.max_loop_iterations;
+  threads_ = c.threads;
+  max_loop_iterations_ = c.max_loop_iterations;
   for (int id : g.inputs) inputs_.push_back(info_of(g, id));
   for (int id : g.outputs) outputs_.push_back(info_of(g, id));
 }

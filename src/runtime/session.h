@@ -14,46 +14,18 @@
 #include "families/families.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
+#include "runtime/session_options.h"
 
 namespace kestrel {
 
 namespace onnx_io { struct Model; }
+namespace runtime { struct Config; }
 
 struct TensorInfo {
   std::string name;
   DType dtype = DType::Undefined;
   std::optional<std::vector<ir::Dim>> shape;  // nullopt: unknown rank
   std::string shape_str() const;               // "[batch,3,224,224]"
-};
-
-struct SessionOptions {
-  // auto: Vulkan when a GPU (not a CPU implementation such as lavapipe) is
-  // present, else cpu. vulkan: the Vulkan device KESTREL_VK_DEVICE or the
-  // best one, whatever its kind. cpu: the reference backend.
-  std::string backend = "auto";
-  std::string precision = "auto";  // Vulkan storage: auto | fp32 | fp16 (KESTREL_PRECISION when auto)
-  int threads = 0;                 // 0: all hardware threads; at most kMaxThreads
-  // Vulkan: the longest wait for one submit of GPU work before a run fails
-  // with an error (the work's memory stays alive until the device is done).
-  double device_wait_s = 120;
-  // Vulkan: the device memory (MiB) the session may hold: weights, tensors
-  // and staging. Past it nodes run on the CPU, reported in the placement.
-  // 0: KESTREL_VK_MEMORY_MB when set, else no limit.
-  int64_t device_memory_mb = 0;
-  // Vulkan: a buffer of exactly its size for every tensor, so the validation
-  // layer bounds-checks each access (slower; KESTREL_VK_EXACT_BUFFERS=1 sets it).
-  bool exact_buffers = false;
-  // The most iterations one Loop or Scan node may run within one run; 0: no
-  // cap. Exported loops run for tokens, boxes or sequence steps (thousands,
-  // rarely more), so a million only stops a loop that would not end (a trip
-  // count of 2^62, a condition that stays true) within seconds, before its
-  // per-iteration outputs fill memory.
-  int64_t max_loop_iterations = 1'000'000;
-
-  // More threads than this is a mistake, not a machine: the largest
-  // two-socket servers have under 1,024 hardware threads, and OpenMP aborts
-  // the process when it cannot create the threads asked for (100,000 does).
-  static constexpr int kMaxThreads = 1024;
 };
 
 // How one run may be stopped early. Either way the run throws RunCancelled
@@ -100,7 +72,8 @@ class Session {
 
  private:
   Session() = default;
-  void init(const SessionOptions& opts);
+  static runtime::Config configure(const SessionOptions& opts);
+  void init(const runtime::Config& c);
   std::vector<Tensor> bind(const std::map<std::string, Tensor>& inputs) const;
   backends::RunOptions run_options(const RunControl& control) const;
 

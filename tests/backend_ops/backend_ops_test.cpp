@@ -15,6 +15,7 @@
 #include "backends/vulkan/vulkan_backend.h"
 #include "harness.h"
 #include "onnx/loader.h"
+#include "runtime/config.h"
 
 using namespace kestrel;
 using namespace kestrel::backend_ops;
@@ -207,12 +208,11 @@ void run_precision(const std::string& precision) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   bool half = precision == "fp16";
   auto cpu = backends::make_cpu_backend();
-  backends::VulkanOptions vo;
-  vo.precision = precision;
+  // As a session would have it (under the validation layer, scripts/validate_vulkan.sh,
+  // KESTREL_VK_EXACT_BUFFERS=1 gives every tensor its own buffer, bounds-checked).
+  backends::VulkanOptions vo = runtime::Config::of({}).vulkan;
+  vo.precision = half ? backends::Precision::Fp16 : backends::Precision::Fp32;
   vo.keep_small_host_work = false;  // every case must reach the device
-  // Under the validation layer (scripts/validate_vulkan.sh): every tensor its own buffer, bounds-checked.
-  const char* exact = std::getenv("KESTREL_VK_EXACT_BUFFERS");
-  vo.exact_buffers = exact && std::string(exact) == "1";
   auto vk = backends::make_vulkan_backend(vo);  // throws (fails the test) without a device
   const char* filter = std::getenv("KESTREL_OPS_FILTER");
   int pass = 0, fail = 0, unsupported = 0;

@@ -20,12 +20,6 @@ void check(VkResult r, const char* what) {
   if (r != VK_SUCCESS) fail("Vulkan: ", what, " failed (VkResult ", int(r), ")");
 }
 
-std::string cache_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/kestrel";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/kestrel";
-  return "";
-}
-
 }  // namespace
 
 void grid_for(uint64_t groups, uint32_t max_x, uint32_t& x, uint32_t& y) {
@@ -38,10 +32,11 @@ void grid_for(uint64_t groups, uint32_t max_x, uint32_t& x, uint32_t& y) {
   x = uint32_t((groups + y - 1) / y);
 }
 
-std::shared_ptr<Context> Context::open() {
+std::shared_ptr<Context> Context::open(const DeviceOptions& opts) {
   std::vector<DeviceInfo> devices = enumerate_devices();
   std::shared_ptr<Context> c(new Context());
-  c->info_ = devices[pick_device(devices)];
+  c->info_ = devices[pick_device(devices, opts.device)];
+  c->cache_dir_ = opts.pipeline_cache_dir;
   uint32_t n = 0;
   vkEnumeratePhysicalDevices(shared_instance(), &n, nullptr);
   std::vector<VkPhysicalDevice> pds(n);
@@ -73,14 +68,11 @@ std::shared_ptr<Context> Context::open() {
   f16.shaderFloat16 = c->fp16_enabled_;
   s16.pNext = &f16;
 
-  // Tensor cores for float16 runs (KESTREL_COOPMAT=on): VK_NV_cooperative_matrix,
+  // Tensor cores for float16 runs (DeviceOptions::coop_matrix): VK_NV_cooperative_matrix,
   // when it offers 16x16x16 float16 x float16 + float32 per subgroup of 32 (gemm_coop.comp).
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   std::vector<const char*> extensions;
-  const char* coop_env = std::getenv("KESTREL_COOPMAT");
-  // Opt-in: on the H200 this first tensor-core GEMM is still slower than the
-  // scalar one (BENCHMARKS.md), so it is there to be tuned, not used by default.
-  c->info_.coop_matrix_fp16 = c->info_.coop_matrix_fp16 && c->fp16_enabled_ && coop_env && std::string(coop_env) == "on";
+  c->info_.coop_matrix_fp16 = c->info_.coop_matrix_fp16 && c->fp16_enabled_ && opts.coop_matrix;
   if (c->info_.coop_matrix_fp16) {
     coop.cooperativeMatrix = VK_TRUE;
     f16.pNext = &coop;
@@ -121,7 +113,7 @@ Context::~Context() {
 }
 
 void Context::load_pipeline_cache() {
-  std::string dir = cache_dir();
+  const std::string& dir = cache_dir_;
   std::vector<char> data;
   if (!dir.empty()) {
     char name[128];

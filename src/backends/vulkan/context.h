@@ -1,8 +1,9 @@
 // A Vulkan device opened for compute: one queue (a compute-only family when
 // the device has one), the 16/8-bit storage features it offers, and compute
-// pipelines built once and kept, backed by a VkPipelineCache persisted under
-// $XDG_CACHE_HOME/kestrel/ (keyed on device UUID, driver version and a hash of
-// every shader), so a second process skips shader compilation.
+// pipelines built once and kept, backed by a VkPipelineCache persisted in a
+// folder (runtime::Config: $XDG_CACHE_HOME/kestrel/; keyed on device UUID,
+// driver version and a hash of every shader), so a second process skips
+// shader compilation.
 #pragma once
 #include <vulkan/vulkan.h>
 
@@ -48,10 +49,20 @@ struct Pipeline {
   uint32_t bindings = 0;
 };
 
+// How to open the device (runtime::Config builds it from the environment).
+struct DeviceOptions {
+  std::string device;              // pick_device's selector: an index or a name; "": the best score
+  std::string pipeline_cache_dir;  // where the pipeline cache file lives; "": none is kept
+  // float16 GEMMs on VK_NV_cooperative_matrix where offered (KESTREL_COOPMAT=on).
+  // Opt-in: on the H200 this first tensor-core GEMM is still slower than the
+  // scalar one (BENCHMARKS.md), so it is there to be tuned, not used by default.
+  bool coop_matrix = false;
+};
+
 class Context {
  public:
   // Opens the device pick_device() chooses. Throws Error with the reason.
-  static std::shared_ptr<Context> open();
+  static std::shared_ptr<Context> open(const DeviceOptions& opts = {});
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -111,7 +122,7 @@ class Context {
   VkPhysicalDeviceMemoryProperties memory_{};
   bool fp16_enabled_ = false;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
-  std::string cache_path_;
+  std::string cache_dir_, cache_path_;
   size_t cache_loaded_bytes_ = 0;
   mutable std::mutex pipelines_mu_;
   std::map<std::string, Pipeline> pipelines_;

@@ -189,21 +189,20 @@ std::vector<DeviceInfo> enumerate_devices() {
   return out;
 }
 
-size_t pick_device(const std::vector<DeviceInfo>& devices) {
+size_t pick_device(const std::vector<DeviceInfo>& devices, const std::string& want) {
   KESTREL_CHECK(!devices.empty(), "no Vulkan device found (Debian: install mesa-vulkan-drivers for lavapipe)");
   auto names = [&] {
     std::string s;
     for (const auto& d : devices) s += (s.empty() ? "" : ", ") + std::to_string(d.index) + ": " + d.name;
     return s;
   };
-  if (const char* env = std::getenv("KESTREL_VK_DEVICE"); env && *env) {
-    std::string want = env;
+  if (!want.empty()) {
     bool numeric = std::all_of(want.begin(), want.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     for (size_t i = 0; i < devices.size(); ++i) {
       if (numeric ? std::to_string(devices[i].index) == want : lower(devices[i].name).find(lower(want)) != std::string::npos)
         return i;
     }
-    fail("KESTREL_VK_DEVICE='", want, "' matches no Vulkan device; the devices are ", names());
+    fail("Vulkan device '", want, "' (KESTREL_VK_DEVICE) matches no device; the devices are ", names());
   }
   size_t best = 0;
   for (size_t i = 1; i < devices.size(); ++i)

@@ -51,11 +51,12 @@ VkInstance shared_instance();
 // instance can be created; an empty list means a loader but no device.
 std::vector<DeviceInfo> enumerate_devices();
 
-// The index (into enumerate_devices()) Kestrel would use: KESTREL_VK_DEVICE
-// if set (an index, or a case-insensitive substring of the name), else the
-// best score. Throws Error naming the devices when the override matches none
-// or when there is no device.
-size_t pick_device(const std::vector<DeviceInfo>& devices);
+// The index (into enumerate_devices()) Kestrel would use: the one `selector`
+// names when it is not empty (an index, or a case-insensitive substring of
+// the name; runtime::Config takes it from KESTREL_VK_DEVICE), else the best
+// score. Throws Error naming the devices when the selector matches none or
+// when there is no device.
+size_t pick_device(const std::vector<DeviceInfo>& devices, const std::string& selector = "");
 
 // One JSON object per device, as `kestrel probe` prints them.
 std::string device_json(const DeviceInfo& d);

@@ -52,13 +52,6 @@ constexpr int64_t kSmallHostElements = 4096;
 // Why a node with a Vulkan kernel still ran on the host.
 const std::string kSmallHost = "small tensors already on the host";
 
-// KESTREL_TRACE=1: op, placement, time and shapes per node; =2 adds the
-// range of each float output (finds where a value overflows or turns NaN).
-int trace_level() {
-  const char* t = std::getenv("KESTREL_TRACE");
-  return t && *t ? std::atoi(t) : 0;
-}
-
 std::string value_range(const Tensor& t) {
   if (!t.defined() || !dtype_is_float(t.dtype()) || t.numel() == 0) return "";
   std::vector<float> v = t.to_f32();
@@ -285,6 +278,7 @@ class VkOpContext : public OpContext {
   }
   bool half() const override { return st_.c.half(); }
   const DeviceInfo& device() const override { return st_.c.context().info(); }
+  int64_t attention_chunk() const override { return st_.c.attention_chunk(); }
   GpuTensor upload_i32(const std::vector<int32_t>& values) override {
     Tensor t(DType::Int32, {int64_t(values.size())});
     std::memcpy(t.raw(), values.data(), values.size() * 4);
@@ -417,6 +411,8 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       keep_small_host_work_(opts.keep_small_host_work),
       device_wait_s_(opts.device_wait_s),
       exact_buffers_(opts.exact_buffers),
+      trace_(opts.trace),
+      attention_chunk_(opts.attention_chunk),
       plan_(backends::cpu::Plan::build(g)) {
   half_refused_ = half && integer_quantized(g);
   half_ = half && !half_refused_;
@@ -557,7 +553,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
                 inputs.size());
   std::vector<Shape> shapes;
   for (const Tensor& t : inputs) shapes.push_back(t.shape());
-  if (!opts.on_node && trace_level() == 0) {
+  if (!opts.on_node && trace_ == 0) {
     bool same = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -628,7 +624,9 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   for (size_t i = 0; i < inputs.size(); ++i) st.host[size_t(g_.inputs[i])] = inputs[i];
   backends::cpu::Scope scope{&g_, &st.host, nullptr};
   omp_set_num_threads(std::max(1, opts.threads));
-  const int trace_lv = trace_level();
+  // Trace 1: op, placement, time and shapes per node; 2 adds the range of
+  // each float output (finds where a value overflows or turns NaN).
+  const int trace_lv = trace_;
   const bool trace = trace_lv > 0;
   const bool timed = trace || opts.on_node;
   st.report.device = ctx_->info().name + " (vulkan, " + (half_ ? "fp16" : "fp32") + " storage" +

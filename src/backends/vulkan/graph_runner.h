@@ -32,6 +32,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   const std::string& cpu_reason(size_t i) const { return cpu_reason_[i]; }
   Context& context() const { return *ctx_; }
   bool half() const { return half_; }
+  int64_t attention_chunk() const { return attention_chunk_; }
   size_t resident_bytes() const;
 
  private:
@@ -52,6 +53,8 @@ class VulkanCompiled : public backends::CompiledGraph {
   bool keep_small_host_work_ = true;
   double device_wait_s_ = 120;
   bool exact_buffers_ = false;
+  int trace_ = 0;
+  int64_t attention_chunk_ = 0;
   backends::cpu::Plan plan_;
   std::vector<const VkOpDef*> gpu_def_;
   std::vector<std::string> cpu_reason_;

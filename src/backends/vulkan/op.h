@@ -81,6 +81,9 @@ class OpContext {
   // True when float tensors are stored as float16 in this run.
   virtual bool half() const = 0;
   virtual const DeviceInfo& device() const = 0;
+  // At most this many query rows per attention chunk (0: no cap but the
+  // device's; VulkanOptions::attention_chunk).
+  virtual int64_t attention_chunk() const { return 0; }
   // A small int32 constant for this run (indices, shapes), uploaded on use.
   virtual GpuTensor upload_i32(const std::vector<int32_t>& values) = 0;
   // A small float constant for this run (parameters folded on the host), in

@@ -1,6 +1,5 @@
 #include "backends/vulkan/vulkan_backend.h"
 
-#include <cstdlib>
 #include <mutex>
 
 #include "backends/vulkan/auto_precision.h"
@@ -44,11 +43,7 @@ class VulkanBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
-  std::string precision = opts.precision;
-  if (precision == "auto")
-    if (const char* p = std::getenv("KESTREL_PRECISION"); p && *p) precision = p;
-  KESTREL_CHECK(precision == "auto" || precision == "fp32" || precision == "fp16", "unknown precision '", precision,
-                "' (use fp32, fp16 or auto)");
+  const Precision precision = opts.precision;
   // One open device per process, shared by every session while any is alive.
   static std::mutex mu;
   static std::weak_ptr<vulkan::Context> shared;
@@ -56,14 +51,14 @@ std::unique_ptr<Backend> make_vulkan_backend(const VulkanOptions& opts) {
   {
     std::lock_guard<std::mutex> lock(mu);
     ctx = shared.lock();
-    if (!ctx) shared = ctx = vulkan::Context::open();
+    if (!ctx) shared = ctx = vulkan::Context::open(opts.device);
   }
   bool half = false, auto_half = false;
-  if (precision == "fp16") {
+  if (precision == Precision::Fp16) {
     KESTREL_CHECK(ctx->fp16_storage(), "precision fp16: Vulkan device '", ctx->info().name,
                   "' lacks 16-bit storage buffers or float16 shader types; use fp32");
     half = true;
-  } else if (precision == "fp32") {
+  } else if (precision == Precision::Fp32) {
     half = false;
   } else {
     // float16 storage only pays on a GPU; whether it stays faithful is model

@@ -6,14 +6,23 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "backends/vulkan/context.h"
 
 namespace kestrel::backends {
 
+// The storage precision of Vulkan runs.
+enum class Precision {
+  Auto,  // float16 on GPUs that store it, when the first run agrees; float32 on CPU-type devices (lavapipe)
+  Fp32,
+  Fp16,  // float16 storage, float32 arithmetic
+};
+
+// Built once by runtime::Config from the session's options and the environment.
 struct VulkanOptions {
-  // "fp32", "fp16" (float16 storage, float32 arithmetic) or "auto": float16
-  // on GPUs that store it, float32 on CPU-type Vulkan devices (lavapipe),
-  // where float16 storage only adds conversions.
-  std::string precision = "auto";
+  Precision precision = Precision::Auto;
+  // How the process's one device is opened: the first session's options
+  // open it, later sessions share it while any is alive.
+  vulkan::DeviceOptions device;
   // Small tensors already on the host (shape arithmetic) are computed there
   // instead of round-tripping through the device. Tests turn it off.
   bool keep_small_host_work = true;
@@ -26,6 +35,12 @@ struct VulkanOptions {
   // A VkBuffer of exactly its bytes for every tensor (memory.h), for runs
   // under the validation layer: slower, and every access is bounds-checked.
   bool exact_buffers = false;
+  // 1: each node's op, placement, time and shapes on stderr, the device
+  // waited for after each; 2: also each float output's range (KESTREL_TRACE).
+  int trace = 0;
+  // At most this many query rows per attention chunk in the fused encoders
+  // (0: as many as the device's buffer range allows; KESTREL_ATTENTION_CHUNK).
+  int64_t attention_chunk = 0;
 };
 
 // Throws Error when no Vulkan device can be opened.

@@ -116,8 +116,7 @@ AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64
   const uint64_t per_row = uint64_t(batch * heads) * uint64_t(tokens) * elem;  // scores of one query row
   const uint64_t budget = std::min<uint64_t>(ctx.device().max_storage_buffer_range, uint64_t(1) << 30);
   int64_t chunk = std::min<int64_t>(tokens, int64_t(budget / std::max<uint64_t>(per_row, 1)));
-  if (const char* cap = std::getenv("KESTREL_ATTENTION_CHUNK"); cap && std::atoll(cap) > 0)
-    chunk = std::min<int64_t>(chunk, std::atoll(cap));
+  if (ctx.attention_chunk() > 0) chunk = std::min<int64_t>(chunk, ctx.attention_chunk());
   if (chunk < tokens) chunk = chunk / unit * unit;
   if (chunk <= 0)
     ctx.unsupported("the attention scores of ", std::min<int64_t>(unit, tokens), " query rows (",

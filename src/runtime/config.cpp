@@ -1,0 +1,118 @@
+#include "runtime/config.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <thread>
+
+#include "core/buffer_pool.h"
+#include "ops/narrow_gemm.h"
+#include "ops/registry.h"
+
+namespace kestrel::runtime {
+namespace {
+
+// The variable's value, or "" when it is unset.
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+// A whole number in [lo, hi] from variable `name`, or `fallback` when unset
+// or empty; anything else is an Error naming the variable.
+int64_t env_int(const char* name, int64_t lo, int64_t hi, int64_t fallback) {
+  const std::string v = env(name);
+  if (v.empty()) return fallback;
+  errno = 0;
+  char* end = nullptr;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  KESTREL_CHECK(errno == 0 && *end == 0 && x >= lo && x <= hi, name, " must be a whole number from ", lo, " to ", hi,
+                ", got '", v, "'");
+  return x;
+}
+
+// One of `allowed` from variable `name` ("" when unset); anything else is an
+// Error naming the variable and the values it takes.
+std::string env_choice(const char* name, std::initializer_list<const char*> allowed) {
+  const std::string v = env(name);
+  if (v.empty()) return v;
+  std::string list;
+  for (const char* a : allowed) {
+    if (v == a) return v;
+    list += (list.empty() ? "" : ", ") + std::string(a);
+  }
+  fail(name, " must be one of ", list, ", got '", v, "'");
+}
+
+// Where the Vulkan pipeline cache lives: $XDG_CACHE_HOME/kestrel, else
+// ~/.cache/kestrel; "" (no cache kept) with neither.
+std::string pipeline_cache_dir() {
+  if (std::string x = env("XDG_CACHE_HOME"); !x.empty()) return x + "/kestrel";
+  if (std::string h = env("HOME"); !h.empty()) return h + "/.cache/kestrel";
+  return "";
+}
+
+BackendChoice backend_of(const std::string& b) {
+  if (b == "auto") return BackendChoice::Auto;
+  if (b == "cpu") return BackendChoice::Cpu;
+  if (b == "vulkan") return BackendChoice::Vulkan;
+  fail("unknown backend '", b, "' (this build has: auto, cpu, vulkan)");
+}
+
+backends::Precision precision_of(const std::string& p, const char* where) {
+  if (p == "auto") return backends::Precision::Auto;
+  if (p == "fp32") return backends::Precision::Fp32;
+  if (p == "fp16") return backends::Precision::Fp16;
+  fail("unknown precision '", p, "'", where, " (use fp32, fp16 or auto)");
+}
+
+}  // namespace
+
+void ProcessSettings::apply() const {
+  set_pool_cap(pool_cap_bytes);
+  ops::allow_avx512(avx512);
+  ops::set_poison_outputs(poison_outputs);
+}
+
+Config Config::of(const SessionOptions& o) {
+  // Checked before the work of loading: every edge (CLI, C API, Python) lands here.
+  KESTREL_CHECK(o.threads >= 0 && o.threads <= SessionOptions::kMaxThreads, "threads must be 0 (every hardware "
+                "thread) to ", SessionOptions::kMaxThreads, ", got ", o.threads);
+  KESTREL_CHECK(o.max_loop_iterations >= 0, "max_loop_iterations must be 0 (no cap) or more, got ",
+                o.max_loop_iterations);
+  KESTREL_CHECK(o.device_wait_s > 0, "device_wait_s must be positive, got ", o.device_wait_s);
+  KESTREL_CHECK(o.device_memory_mb >= 0, "device_memory_mb must be 0 (no limit) or more, got ", o.device_memory_mb);
+  KESTREL_CHECK(o.encoder_heads >= 0, "encoder_heads must be 0 (not given) or more, got ", o.encoder_heads);
+  Config c;
+  c.backend = backend_of(o.backend);
+  c.threads = o.threads > 0 ? o.threads
+                            : std::min(SessionOptions::kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
+  c.max_loop_iterations = o.max_loop_iterations;
+
+  const std::string families = env_choice("KESTREL_FAMILIES", {"on", "off", "1", "0"});
+  c.claims.enabled = o.families && families != "off" && families != "0";
+  c.claims.encoder_heads = o.encoder_heads > 0 ? o.encoder_heads : env_int("KESTREL_ENCODER_HEADS", 1, 1 << 20, 0);
+
+  backends::VulkanOptions& v = c.vulkan;
+  v.precision = precision_of(o.precision, "");
+  if (v.precision == backends::Precision::Auto)
+    if (std::string p = env_choice("KESTREL_PRECISION", {"auto", "fp32", "fp16"}); !p.empty())
+      v.precision = precision_of(p, " in KESTREL_PRECISION");
+  v.device.device = o.vulkan_device.empty() ? env("KESTREL_VK_DEVICE") : o.vulkan_device;
+  v.device.pipeline_cache_dir = pipeline_cache_dir();
+  v.device.coop_matrix = env_choice("KESTREL_COOPMAT", {"on", "off"}) == "on";
+  v.device_wait_s = o.device_wait_s;
+  const int64_t mb = o.device_memory_mb > 0 ? o.device_memory_mb
+                                            : env_int("KESTREL_VK_MEMORY_MB", 0, (int64_t(1) << 40) - 1, 0);
+  v.device_memory_bytes = size_t(mb) << 20;
+  v.exact_buffers = o.exact_buffers || env_choice("KESTREL_VK_EXACT_BUFFERS", {"0", "1"}) == "1";
+  v.trace = int(env_int("KESTREL_TRACE", 0, 2, 0));
+  v.attention_chunk = env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
+
+  c.process.pool_cap_bytes = size_t(env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096)) << 20;
+  c.process.avx512 = env_choice("KESTREL_CPU_ISA", {"avx2", "avx512"}) != "avx2";
+  c.process.poison_outputs = env_choice("KESTREL_POISON_OUTPUTS", {"0", "1"}) == "1";
+  return c;
+}
+
+}  // namespace kestrel::runtime

@@ -1,0 +1,50 @@
+// What a session may be asked for: the C++ API's options, which the CLI,
+// the C API and Python fill from their own flags and arguments.
+// runtime::Config (config.h) completes them from the environment.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace kestrel {
+
+struct SessionOptions {
+  // auto: Vulkan when a GPU (not a CPU implementation such as lavapipe) is
+  // present, else cpu. vulkan: the Vulkan device `vulkan_device` names or
+  // the best one, whatever its kind. cpu: the reference backend.
+  std::string backend = "auto";
+  std::string precision = "auto";  // Vulkan storage: auto | fp32 | fp16 (KESTREL_PRECISION when auto)
+  int threads = 0;                 // 0: all hardware threads; at most kMaxThreads
+  // Vulkan: the longest wait for one submit of GPU work before a run fails
+  // with an error (the work's memory stays alive until the device is done).
+  double device_wait_s = 120;
+  // Vulkan: the device memory (MiB) the session may hold: weights, tensors
+  // and staging. Past it nodes run on the CPU, reported in the placement.
+  // 0: KESTREL_VK_MEMORY_MB when set, else no limit.
+  int64_t device_memory_mb = 0;
+  // Vulkan: a buffer of exactly its size for every tensor, so the validation
+  // layer bounds-checks each access (slower; KESTREL_VK_EXACT_BUFFERS=1 sets it).
+  bool exact_buffers = false;
+  // The most iterations one Loop or Scan node may run within one run; 0: no
+  // cap. Exported loops run for tokens, boxes or sequence steps (thousands,
+  // rarely more), so a million only stops a loop that would not end (a trip
+  // count of 2^62, a condition that stays true) within seconds, before its
+  // per-iteration outputs fill memory.
+  int64_t max_loop_iterations = 1'000'000;
+  // Fuse the transformer encoders Kestrel recognizes (false, or
+  // KESTREL_FAMILIES=off: they run op by op, as the benchmarks compare).
+  bool families = true;
+  // The head count of a vision encoder whose graph does not show it (0:
+  // KESTREL_ENCODER_HEADS when set, else the encoder runs op by op).
+  int64_t encoder_heads = 0;
+  // Vulkan: the device, by index or a case-insensitive part of its name
+  // ("": KESTREL_VK_DEVICE when set, else the best). The process opens one
+  // device, for its first Vulkan session; later ones share it.
+  std::string vulkan_device;
+
+  // More threads than this is a mistake, not a machine: the largest
+  // two-socket servers have under 1,024 hardware threads, and OpenMP aborts
+  // the process when it cannot create the threads asked for (100,000 does).
+  static constexpr int kMaxThreads = 1024;
+};
+
+}  // namespace kestrel

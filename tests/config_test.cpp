@@ -1,0 +1,141 @@
+// runtime::Config: a session's options completed from the environment,
+// checked, and the only place below the apps that reads the environment.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/error.h"
+#include "runtime/config.h"
+
+using namespace kestrel;
+using ::testing::HasSubstr;
+
+namespace {
+
+// Sets a variable for one scope and restores what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) had_ = true, old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+std::string error_of(const SessionOptions& o) {
+  try {
+    runtime::Config::of(o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
+  ScopedEnv precision("KESTREL_PRECISION", "fp16");
+  ScopedEnv memory("KESTREL_VK_MEMORY_MB", "64");
+  ScopedEnv heads("KESTREL_ENCODER_HEADS", "12");
+  ScopedEnv trace("KESTREL_TRACE", "2");
+  ScopedEnv chunk("KESTREL_ATTENTION_CHUNK", "4");
+  ScopedEnv pool("KESTREL_POOL_MB", "7");
+  ScopedEnv isa("KESTREL_CPU_ISA", "avx2");
+  ScopedEnv cache("XDG_CACHE_HOME", "/tmp/kestrel-config-test");
+  const runtime::Config c = runtime::Config::of({});
+  EXPECT_EQ(c.vulkan.precision, backends::Precision::Fp16);
+  EXPECT_EQ(c.vulkan.device_memory_bytes, size_t(64) << 20);
+  EXPECT_EQ(c.claims.encoder_heads, 12);
+  EXPECT_EQ(c.vulkan.trace, 2);
+  EXPECT_EQ(c.vulkan.attention_chunk, 4);
+  EXPECT_EQ(c.process.pool_cap_bytes, size_t(7) << 20);
+  EXPECT_FALSE(c.process.avx512);
+  EXPECT_EQ(c.vulkan.device.pipeline_cache_dir, "/tmp/kestrel-config-test/kestrel");
+}
+
+TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
+  ScopedEnv precision("KESTREL_PRECISION", "fp16");
+  ScopedEnv memory("KESTREL_VK_MEMORY_MB", "64");
+  ScopedEnv heads("KESTREL_ENCODER_HEADS", "12");
+  ScopedEnv device("KESTREL_VK_DEVICE", "7");
+  SessionOptions o;
+  o.precision = "fp32";
+  o.device_memory_mb = 128;
+  o.encoder_heads = 6;
+  o.vulkan_device = "llvmpipe";
+  o.backend = "cpu";
+  o.threads = 3;
+  const runtime::Config c = runtime::Config::of(o);
+  EXPECT_EQ(c.vulkan.precision, backends::Precision::Fp32);
+  EXPECT_EQ(c.vulkan.device_memory_bytes, size_t(128) << 20);
+  EXPECT_EQ(c.claims.encoder_heads, 6);
+  EXPECT_EQ(c.vulkan.device.device, "llvmpipe");
+  EXPECT_EQ(c.backend, runtime::BackendChoice::Cpu);
+  EXPECT_EQ(c.threads, 3);
+}
+
+TEST(Config, ABadValueNamesItsVariableOrOption) {
+  {
+    ScopedEnv v("KESTREL_TRACE", "loud");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_TRACE must be a whole number from 0 to 2, got 'loud'"));
+  }
+  {
+    ScopedEnv v("KESTREL_PRECISION", "fp8");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_PRECISION must be one of auto, fp32, fp16, got 'fp8'"));
+  }
+  {
+    ScopedEnv v("KESTREL_VK_MEMORY_MB", "12abc");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_VK_MEMORY_MB must be a whole number"));
+  }
+  {
+    ScopedEnv v("KESTREL_FAMILIES", "maybe");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_FAMILIES must be one of on, off, 1, 0, got 'maybe'"));
+  }
+  SessionOptions o;
+  o.backend = "tpu";
+  EXPECT_THAT(error_of(o), HasSubstr("unknown backend 'tpu'"));
+  o = {};
+  o.precision = "half";
+  EXPECT_THAT(error_of(o), HasSubstr("unknown precision 'half'"));
+  o = {};
+  o.threads = -1;
+  EXPECT_THAT(error_of(o), HasSubstr("threads must be 0"));
+  o = {};
+  o.encoder_heads = -2;
+  EXPECT_THAT(error_of(o), HasSubstr("encoder_heads must be 0"));
+}
+
+// Configuration is built once in runtime/ and passed down: a getenv below
+// it would be a setting no session can make. (The apps, above runtime/, may
+// read their own variables.)
+TEST(Config, NothingBelowRuntimeReadsTheEnvironment) {
+  namespace fs = std::filesystem;
+  const fs::path src = fs::path(KESTREL_SOURCE_DIR) / "src";
+  int files = 0;
+  std::string readers;
+  for (const auto& e : fs::recursive_directory_iterator(src)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = fs::relative(e.path(), src).string();
+    if (rel.rfind("runtime/", 0) == 0 || rel.rfind("apps/", 0) == 0) continue;
+    std::ifstream f(e.path());
+    std::stringstream text;
+    text << f.rdbuf();
+    ++files;
+    if (text.str().find("getenv") != std::string::npos) readers += " " + rel;
+  }
+  EXPECT_GT(files, 100);  // the walk saw the tree
+  EXPECT_EQ(readers, "") << "these read the environment below runtime/:" << readers;
+}
