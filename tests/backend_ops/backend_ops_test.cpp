@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "backends/backend.h"
+#include "backends/vulkan/op.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "harness.h"
 #include "onnx/loader.h"
@@ -263,4 +264,20 @@ TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
 TEST(BackendOps, EveryCaseHasALabel) {
   ASSERT_GT(all_cases().size(), 0u);
   for (const OpCase& c : all_cases()) EXPECT_FALSE(c.label.empty()) << c.op;
+}
+
+// Every kernel the Vulkan backend registers is checked against the CPU
+// reference here, except the fused encoders: those are checked as whole
+// encoders against ONNX Runtime (tests/families_test.cpp), since a one-node
+// case cannot build their weights and claims.
+TEST(BackendOps, EveryVulkanKernelHasAParityCase) {
+  std::string missing;
+  for (const vulkan::VkOpDef* def : vulkan::all_vk_ops()) {
+    if (def->domain == "com.kestrel") continue;
+    bool found = false;
+    for (const OpCase& c : all_cases())
+      found |= c.op == def->name && c.domain == def->domain && c.opset >= def->min_opset && c.opset <= def->max_opset;
+    if (!found) missing += " " + (def->domain.empty() ? "" : def->domain + ".") + def->name;
+  }
+  EXPECT_EQ(missing, "") << "Vulkan kernels without a parity case:" << missing;
 }

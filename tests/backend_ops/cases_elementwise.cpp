@@ -14,7 +14,10 @@ std::vector<OpCase> unary_cases() {
   for (U u : {U{"Relu", -2, 2}, U{"Sigmoid", -8, 8}, U{"Tanh", -4, 4}, U{"Exp", -4, 4}, U{"Log", 0.01f, 8},
               U{"Sqrt", 0, 9}, U{"Abs", -3, 3}, U{"Neg", -3, 3}, U{"Reciprocal", 0.5f, 4}, U{"Floor", -5, 5},
               U{"Ceil", -5, 5}, U{"Erf", -3, 3}, U{"Sin", -3, 3}, U{"Cos", -3, 3}, U{"Softplus", -5, 5},
-              U{"Softsign", -5, 5}, U{"HardSwish", -5, 5}, U{"Sign", -2, 2}, U{"Mish", -4, 4}})
+              U{"Softsign", -5, 5}, U{"HardSwish", -5, 5}, U{"Sign", -2, 2}, U{"Mish", -4, 4},
+              // Inverse trigonometry inside its domain; Tan short of its poles at +-pi/2.
+              U{"Asin", -0.99f, 0.99f}, U{"Acos", -0.99f, 0.99f}, U{"Atan", -5, 5}, U{"Tan", -1.4f, 1.4f},
+              U{"Round", -5, 5}})
     v.push_back({.label = std::string(u.op) + " [3,5,7]", .op = u.op, .opset = std::string(u.op) == "Mish" ? 18 : 17,
                  .inputs = {rnd("x", {3, 5, 7}, u.lo, u.hi)}});
   v.push_back({.label = "LeakyRelu alpha 0.2 [2,3,17]", .op = "LeakyRelu", .inputs = {rnd("x", {2, 3, 17})},
@@ -22,6 +25,10 @@ std::vector<OpCase> unary_cases() {
   v.push_back({.label = "HardSigmoid a=1/6 b=0.5", .op = "HardSigmoid", .inputs = {rnd("x", {1, 16, 9, 9}, -6, 6)},
                .attrs = [](onnx::NodeProto& n) { attr_f(n, "alpha", 1.0f / 6); attr_f(n, "beta", 0.5f); }});
   v.push_back({.label = "Elu [4,33]", .op = "Elu", .inputs = {rnd("x", {4, 33}, -3, 3)}});
+  v.push_back({.label = "Celu alpha 0.5 [4,33]", .op = "Celu", .opset = 12, .inputs = {rnd("x", {4, 33}, -3, 3)},
+               .attrs = [](onnx::NodeProto& n) { attr_f(n, "alpha", 0.5f); }});
+  v.push_back({.label = "ThresholdedRelu alpha 0.3 [4,33]", .op = "ThresholdedRelu", .opset = 10,
+               .inputs = {rnd("x", {4, 33}, -2, 2)}, .attrs = [](onnx::NodeProto& n) { attr_f(n, "alpha", 0.3f); }});
   v.push_back({.label = "Selu [4,33]", .op = "Selu", .inputs = {rnd("x", {4, 33}, -3, 3)}});
   v.push_back({.label = "Gelu erf [2,77]", .op = "Gelu", .opset = 20, .inputs = {rnd("x", {2, 77}, -4, 4)}});
   v.push_back({.label = "Gelu tanh [2,77]", .op = "Gelu", .opset = 20, .inputs = {rnd("x", {2, 77}, -4, 4)},

@@ -54,8 +54,12 @@ float activate(int kind, float x, float a, float b) {
     case 29: return sign(x);                                 // Sign
     case 30: return max(0.0, x) + min(0.0, a * (exp(x / a) - 1.0));  // Celu
     case 31: return tan(x);                                  // Tan
-    case 32: return asin(x);                                 // Asin
-    case 33: return acos(x);                                 // Acos
+    // asin and acos through atan: lavapipe's asin is off by 4e-4 near +-1,
+    // where (1 - x)(1 + x) keeps the cosine's digits and atan stays exact
+    // to 1.5e-6 (tests/backend_ops, Asin and Acos cases). Past +-1 the
+    // answer is NaN, as on the CPU (GLSL leaves sqrt of a negative undefined).
+    case 32: return abs(x) > 1.0 ? uintBitsToFloat(0x7fc00000u) : atan(x, sqrt((1.0 - x) * (1.0 + x)));  // Asin
+    case 33: return abs(x) > 1.0 ? uintBitsToFloat(0x7fc00000u) : atan(sqrt((1.0 - x) * (1.0 + x)), x);  // Acos
     case 34: return atan(x);                                 // Atan
     case 35: return x * kestrel_sigmoid(a * x);              // x * Sigmoid(a x) (quick GELU a=1.702)
     case 36: return x * clamp(a * x + b, 0.0, 1.0);          // x * HardSigmoid(x)
