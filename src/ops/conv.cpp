@@ -215,7 +215,7 @@ void run_qlinear_conv(KernelContext& ctx) {
 }  // namespace
 
 KESTREL_OP(Conv, {.min_opset = 1, .run = run_conv});
-KESTREL_OP(ConvInteger, {.min_opset = 10, .run = run_conv_integer});
+KESTREL_OP(ConvInteger, {.min_opset = 10, .run = run_conv_integer, .needs_fp32_storage = true});
 KESTREL_OP(QLinearConv, {.min_opset = 10, .run = run_qlinear_conv});
 
 }  // namespace kestrel::ops

@@ -77,6 +77,13 @@ struct OpDef {
   // kernel runs and float32 outputs are rounded back: one rounding per op, as
   // a half-precision kernel with float32 accumulation would give.
   bool half_native = false;
+  // Reads only input 0's shape, never its data (Shape, Size): a backend that
+  // holds that input elsewhere need not bring its data back.
+  bool shape_only = false;
+  // Its float outputs hold sums far past float16's 65504 until a later op
+  // rescales them (ConvInteger, MatMulInteger): a graph with it keeps
+  // float32 storage.
+  bool needs_fp32_storage = false;
 };
 
 // Returns true so it can initialise a static.

@@ -109,8 +109,8 @@ void run_eye_like(KernelContext& ctx) {
 
 }  // namespace
 
-KESTREL_OP(Shape, {.run = run_shape, .half_native = true});
-KESTREL_OP(Size, {.run = run_size, .half_native = true});
+KESTREL_OP(Shape, {.run = run_shape, .half_native = true, .shape_only = true});
+KESTREL_OP(Size, {.run = run_size, .half_native = true, .shape_only = true});
 KESTREL_OP(ConstantOfShape, {.min_opset = 9, .run = run_constant_of_shape, .half_native = true});
 KESTREL_OP(Range, {.min_opset = 11, .run = run_range});
 KESTREL_OP(NonZero, {.min_opset = 9, .run = run_nonzero});

@@ -198,11 +198,12 @@ struct RunState {
 
   void run_cpu(size_t i, const backends::cpu::Scope& scope) {
     const ir::Node& n = g().nodes[i];
-    // Shape and Size read only the input's shape: a device tensor need not
-    // come back (that would wait for the GPU and copy it all). The kernel gets
-    // a stand-in with the shape and no data.
-    if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && !n.inputs.empty() && n.inputs[0] >= 0 &&
-        gpu[size_t(n.inputs[0])] && !host[size_t(n.inputs[0])].defined()) {
+    // A shape-only op (Shape, Size) reads only the input's shape: a device
+    // tensor need not come back (that would wait for the GPU and copy it
+    // all). The kernel gets a stand-in with the shape and no data.
+    const ops::OpDef* def = c.plan_.kernels[i];
+    if (def && def->shape_only && !n.inputs.empty() && n.inputs[0] >= 0 && gpu[size_t(n.inputs[0])] &&
+        !host[size_t(n.inputs[0])].defined()) {
       int v = n.inputs[0];
       host[size_t(v)] = Tensor(gpu[size_t(v)]->dtype, gpu[size_t(v)]->shape, nullptr);
       try {
@@ -396,10 +397,10 @@ double estimated_flops(const ir::Node& n, const RunState& st) {
 
 // Integer-quantized graphs (ConvInteger/MatMulInteger sums scaled back to
 // float) hold float values far past float16's 65504 between the integer op
-// and its rescale, so they keep float32 storage.
-bool integer_quantized(const ir::Graph& g) {
-  for (const ir::Node& n : g.nodes)
-    if (n.op_type == "ConvInteger" || n.op_type == "MatMulInteger") return true;
+// and its rescale, so they keep float32 storage (OpDef::needs_fp32_storage).
+bool integer_quantized(const backends::cpu::Plan& plan) {
+  for (const ops::OpDef* def : plan.kernels)
+    if (def && def->needs_fp32_storage) return true;
   return false;
 }
 }  // namespace
@@ -414,7 +415,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       trace_(opts.trace),
       attention_chunk_(opts.attention_chunk),
       plan_(backends::cpu::Plan::build(g)) {
-  half_refused_ = half && integer_quantized(g);
+  half_refused_ = half && integer_quantized(plan_);
   half_ = half && !half_refused_;
   gpu_def_.resize(g.nodes.size());
   cpu_reason_.resize(g.nodes.size());
