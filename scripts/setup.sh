@@ -13,6 +13,7 @@ pkgs=(build-essential cmake pkg-config
       libgtest-dev libgmock-dev                       # tests (GoogleTest and its matchers)
       libonnx-testdata                                # ONNX's backend test suite
       libstb-dev                                      # JPEG/PNG read and write for the demos
+      nlohmann-json3-dev                              # the CLI's JSON output (inspect, bench, probe)
       python3-numpy                                   # the Python binding (python/kestrel.py) and its test
       clang libclang-rt-14-dev libomp-14-dev          # libFuzzer + AddressSanitizer for the fuzzers (clang's OpenMP)
       nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference

@@ -29,7 +29,6 @@ std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsig
 std::string summarize(const Tensor& t);
 // A progress line on stderr when it is a terminal.
 void progress(const std::string& what, int done, int total);
-std::string json_escape(const std::string& s);
 
 int cmd_run(int argc, char** argv);
 int cmd_bench(int argc, char** argv);

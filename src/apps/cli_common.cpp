@@ -184,18 +184,4 @@ void progress(const std::string& what, int done, int total) {
   std::fflush(stderr);
 }
 
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (c == '\n') o += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else o += c;
-  }
-  return o;
-}
-
 }  // namespace kestrel::cli

@@ -5,6 +5,7 @@
 
 #include "apps/cli.h"
 #include "apps/inspect_families.h"
+#include "apps/json_report.h"
 #include "families/families.h"
 #include "onnx/loader.h"
 #include "runtime/prepare.h"
@@ -41,20 +42,6 @@ std::optional<backends::PlacementReport> placement_of(const Args& a, std::string
     p->device = s->backend_name();
   }
   return p;
-}
-
-std::string placement_json(const backends::PlacementReport& p) {
-  std::string reasons = "{";
-  for (auto& [why, n] : p.cpu_reasons)
-    reasons += (reasons.size() > 1 ? ", " : "") + ("\"" + json_escape(why) + "\": " + std::to_string(n));
-  char buf[1024];
-  std::snprintf(buf, sizeof buf,
-                "{\"device\": \"%s\", \"gpu_nodes\": %d, \"cpu_nodes\": %d, \"gpu_flops_share\": %.6f, "
-                "\"total_flops\": %.0f, \"dispatches\": %zu, \"barriers\": %zu, \"submits\": %zu, "
-                "\"precision_note\": \"%s\", \"cpu_reasons\": ",
-                json_escape(p.device).c_str(), p.gpu_nodes, p.cpu_nodes, p.gpu_flops_share(), p.total_flops,
-                p.dispatches, p.barriers, p.submits, json_escape(p.precision_note).c_str());
-  return buf + reasons + "}}";
 }
 
 // One line per node of the graph as Kestrel runs it (after its load-time
@@ -96,25 +83,19 @@ int cmd_inspect(int argc, char** argv) {
   std::string summary;
   std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a, summary) : std::nullopt;
   if (a.has("--json")) {
-    auto io = [](const std::vector<TensorInfo>& v) {
-      std::string s = "[";
-      for (size_t i = 0; i < v.size(); ++i)
-        s += std::string(i ? ", " : "") + "{\"name\": \"" + json_escape(v[i].name) + "\", \"dtype\": \"" +
-             dtype_name(v[i].dtype) + "\", \"shape\": \"" + json_escape(v[i].shape_str()) + "\"}";
-      return s + "]";
-    };
-    std::string ops = "{", opsets = "{", unsup = "[";
-    for (auto& [k, v] : hist) ops += (ops.size() > 1 ? ", " : "") + ("\"" + json_escape(k) + "\": " + std::to_string(v));
-    for (auto& [k, v] : m.opsets)
-      opsets += (opsets.size() > 1 ? ", " : "") + ("\"" + json_escape(k.empty() ? "ai.onnx" : k) + "\": " + std::to_string(v));
-    for (size_t i = 0; i < bad.size(); ++i) unsup += (i ? ", " : "") + ("\"" + json_escape(bad[i]) + "\"");
-    std::printf("{\"ir_version\": %lld, \"producer\": \"%s\", \"opsets\": %s}, \"inputs\": %s, \"outputs\": %s, "
-                "\"nodes\": %zu, \"initializers\": %zu, \"ops\": %s}, \"unsupported\": %s], \"runnable\": %s, "
-                "%s%s}\n",
-                (long long)m.ir_version, json_escape(m.producer).c_str(), opsets.c_str(), io(ins).c_str(),
-                io(outs).c_str(), g.nodes.size(), g.initializers.size(), ops.c_str(), unsup.c_str(),
-                bad.empty() ? "true" : "false", families_json(fam).c_str(),
-                placement ? (", \"placement\": " + placement_json(*placement)).c_str() : "");
+    Json j{{"ir_version", m.ir_version}, {"producer", m.producer}};
+    Json& opsets = j["opsets"] = Json::object();
+    for (auto& [k, v] : m.opsets) opsets[k.empty() ? "ai.onnx" : k] = v;
+    for (auto& t : ins) j["inputs"].push_back(to_json(t));
+    for (auto& t : outs) j["outputs"].push_back(to_json(t));
+    j["nodes"] = g.nodes.size();
+    j["initializers"] = g.initializers.size();
+    j["ops"] = hist;
+    j["unsupported"] = bad;
+    j["runnable"] = bad.empty();
+    add_families_json(fam, j);
+    if (placement) j["placement"] = to_json(*placement);
+    std::printf("%s\n", json_line(j).c_str());
     return 0;
   }
   std::printf("model: %s\nIR version %lld, producer '%s'\nopsets:", a.positional[0].c_str(), (long long)m.ir_version,

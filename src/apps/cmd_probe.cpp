@@ -7,13 +7,14 @@
 #include <thread>
 
 #include "apps/cli.h"
+#include "apps/json_report.h"
 #include "backends/vulkan/device.h"
 #include "runtime/config.h"
 
 namespace kestrel::cli {
 namespace {
 
-std::string cpu_json() {
+Json cpu_json() {
   std::ifstream f("/proc/cpuinfo");
   std::string line, model;
   std::set<std::string> flags;
@@ -31,36 +32,33 @@ std::string cpu_json() {
   // The features Kestrel's kernels and libraries care about.
   const char* wanted[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
                           "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve"};
-  std::string feats;
+  Json feats = Json::array();
   for (const char* w : wanted)
-    if (flags.count(w)) feats += (feats.empty() ? "\"" : ", \"") + std::string(w) + "\"";
-  return "{\"model\": \"" + json_escape(model) + "\", \"logical_cores\": " +
-         std::to_string(std::thread::hardware_concurrency()) + ", \"features\": [" + feats + "]}";
+    if (flags.count(w)) feats.push_back(w);
+  return {{"model", model}, {"logical_cores", std::thread::hardware_concurrency()}, {"features", feats}};
 }
 
 }  // namespace
 
 int cmd_probe(int argc, char** argv) {
   parse_args(argc, argv, {}, {});
-  std::string vk;
+  Json vk{{"devices", Json::array()}};
   try {
     auto devices = vulkan::enumerate_devices();
-    std::string list;
-    for (const auto& d : devices) list += (list.empty() ? "" : ", ") + vulkan::device_json(d);
-    std::string selected = "null";
+    for (const auto& d : devices) vk["devices"].push_back(to_json(d));
+    vk["selected"] = nullptr;
     if (!devices.empty()) {
       try {
         const runtime::Config c = runtime::Config::of(SessionOptions{});
-        selected = std::to_string(devices[vulkan::pick_device(devices, c.vulkan.device.device)].index);
+        vk["selected"] = devices[vulkan::pick_device(devices, c.vulkan.device.device)].index;
       } catch (const Error& e) {
-        selected = "null, \"selection_error\": \"" + json_escape(e.what()) + "\"";
+        vk["selection_error"] = e.what();
       }
     }
-    vk = "{\"devices\": [" + list + "], \"selected\": " + selected + "}";
   } catch (const Error& e) {
-    vk = "{\"devices\": [], \"error\": \"" + json_escape(e.what()) + "\"}";
+    vk["error"] = e.what();
   }
-  std::printf("{\"cpu\": %s, \"vulkan\": %s}\n", cpu_json().c_str(), vk.c_str());
+  std::printf("%s\n", json_line({{"cpu", cpu_json()}, {"vulkan", vk}}).c_str());
   return 0;
 }
 

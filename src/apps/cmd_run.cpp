@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "apps/cli.h"
+#include "apps/json_report.h"
 #include "core/buffer_pool.h"
 #include "core/npy.h"
 #include "onnx/loader.h"
@@ -130,11 +131,19 @@ int cmd_bench(int argc, char** argv) {
   const size_t device_tensors = placed ? placed->device_tensor_peak_bytes : 0;
   const size_t device_arena = placed ? placed->device_arena_bytes : 0;
   if (a.has("--json")) {
-    std::printf("{\"model\": \"%s\", \"backend\": \"%s\", \"threads\": %d, \"runs\": %d, \"min_ms\": %.4f, "
-                "\"median_ms\": %.4f, \"max_ms\": %.4f, \"peak_host_bytes\": %zu, \"peak_rss_bytes\": %zu, "
-                "\"peak_device_bytes\": %zu, \"device_tensor_bytes\": %zu, \"device_arena_bytes\": %zu}\n",
-                json_escape(path).c_str(), s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back(),
-                peak_host, peak_rss, peak_device, device_tensors, device_arena);
+    const Json j{{"model", path},
+                 {"backend", s->backend_name()},
+                 {"threads", s->threads()},
+                 {"runs", runs},
+                 {"min_ms", ms.front()},
+                 {"median_ms", med},
+                 {"max_ms", ms.back()},
+                 {"peak_host_bytes", peak_host},
+                 {"peak_rss_bytes", peak_rss},
+                 {"peak_device_bytes", peak_device},
+                 {"device_tensor_bytes", device_tensors},
+                 {"device_arena_bytes", device_arena}};
+    std::printf("%s\n", json_line(j).c_str());
   } else {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
                 s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());

@@ -1,5 +1,7 @@
 #include "apps/inspect_families.h"
 
+#include "apps/json_report.h"
+
 #include <cstdio>
 #include <map>
 
@@ -92,20 +94,16 @@ void print_families(const FamiliesView& v) {
   for (const auto& u : v.report.unclaimed) std::printf("not fused: %s\n", u.c_str());
 }
 
-std::string families_json(const FamiliesView& v) {
-  std::string fams = "[", unclaimed = "[", outside = "[";
+void add_families_json(const FamiliesView& v, Json& j) {
+  Json& fams = j["families"] = Json::array();
   for (size_t i = 0; i < v.report.claims.size(); ++i) {
-    std::string j = v.report.claims[i].json();
-    if (v.measured && v.total_flops > 0)
-      j = j.substr(0, j.size() - 1) + ", \"flops_share\": " + std::to_string(v.fused_flops[i] / v.total_flops) + "}";
-    fams += (i ? ", " : "") + j;
+    Json c = to_json(v.report.claims[i]);
+    if (v.measured && v.total_flops > 0) c["flops_share"] = v.fused_flops[i] / v.total_flops;
+    fams.push_back(c);
   }
-  for (size_t i = 0; i < v.report.unclaimed.size(); ++i)
-    unclaimed += (i ? ", \"" : "\"") + json_escape(v.report.unclaimed[i]) + "\"";
-  for (size_t i = 0; i < v.outside.size(); ++i)
-    outside += std::string(i ? ", " : "") + "{\"node\": \"" + json_escape(v.outside[i].name) + "\", \"op\": \"" +
-               json_escape(v.outside[i].op) + "\", \"where\": \"" + v.outside[i].where + "_fused\"}";
-  return "\"families\": " + fams + "], \"unclaimed_encoders\": " + unclaimed + "], \"outside_fused\": " + outside + "]";
+  j["unclaimed_encoders"] = v.report.unclaimed;
+  Json& outside = j["outside_fused"] = Json::array();
+  for (const OutsideNode& o : v.outside) outside.push_back({{"node", o.name}, {"op", o.op}, {"where", o.where + "_fused"}});
 }
 
 }  // namespace kestrel::cli

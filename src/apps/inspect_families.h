@@ -2,6 +2,7 @@
 // with their spec and share of the model's FLOPs, the nodes left outside
 // them, and encoder-like stacks no family took.
 #pragma once
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,7 @@ struct FamiliesView {
 // model once on the CPU (synthesized inputs, see --dim) for the FLOPs split.
 FamiliesView inspect_families(const Args& a, const ir::Graph& g);
 void print_families(const FamiliesView& v);
-// `"families": [...], "unclaimed_encoders": [...], "outside_fused": [...]`
-std::string families_json(const FamiliesView& v);
+// Adds "families", "unclaimed_encoders" and "outside_fused" to j.
+void add_families_json(const FamiliesView& v, nlohmann::ordered_json& j);
 
 }  // namespace kestrel::cli

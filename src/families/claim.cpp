@@ -14,22 +14,6 @@
 
 namespace kestrel::families {
 
-std::string FamilyClaim::json() const {
-  std::string t;
-  for (size_t i = 0; i < taps.size(); ++i) t += (i ? ", " : "") + std::to_string(taps[i]);
-  return "{\"family\": \"" + family + "\", \"node\": \"" + node + "\", \"layers\": " + std::to_string(layers) +
-         ", \"width\": " + std::to_string(width) + ", \"heads\": " + std::to_string(heads) +
-         ", \"head_dim\": " + std::to_string(head_dim) + ", \"mlp_width\": " + std::to_string(mlp_width) +
-         ", \"activation\": \"" + activation + "\", \"pre_norm\": " + (pre_norm ? "true" : "false") +
-         ", \"layer_scale\": " + (layer_scale ? "true" : "false") + ", \"class_token\": " +
-         (class_token ? "true" : "false") + ", \"registers\": " + std::to_string(registers) + ", \"taps\": [" + t +
-         "], \"attention\": [" + [&] {
-           std::string a;
-           for (size_t i = 0; i < attention.size(); ++i) a += std::string(i ? ", " : "") + "\"" + attention[i] + "\"";
-           return a;
-         }() + "], \"after\": \"" + after + "\", \"replaced_nodes\": " + std::to_string(replaced_nodes) + "}";
-}
-
 namespace {
 
 struct Stack {

@@ -30,7 +30,6 @@ struct FamilyClaim {
   std::vector<std::string> attention;  // per layer: "global", "sliding +-4", "windows of 14" (empty: all global)
   std::string after;  // what follows the encoder and runs outside it (SAM's neck), for reports
   size_t replaced_nodes = 0;
-  std::string json() const;
 };
 
 struct ClaimReport {

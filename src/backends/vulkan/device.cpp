@@ -210,40 +210,4 @@ size_t pick_device(const std::vector<DeviceInfo>& devices, const std::string& wa
   return best;
 }
 
-std::string device_json(const DeviceInfo& d) {
-  auto b = [](bool v) { return v ? "true" : "false"; };
-  auto esc = [](const std::string& s) {
-    std::string o;
-    for (char c : s) {
-      if (c == '"' || c == '\\') o += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) o += c;
-    }
-    return o;
-  };
-  std::string heaps = "[";
-  for (size_t i = 0; i < d.heaps.size(); ++i)
-    heaps += std::string(i ? ", " : "") + "{\"size\": " + std::to_string(d.heaps[i].size) +
-             ", \"device_local\": " + b(d.heaps[i].device_local) + ", \"host_visible\": " + b(d.heaps[i].host_visible) + "}";
-  heaps += "]";
-  char buf[4096];
-  std::snprintf(buf, sizeof buf,
-                "{\"index\": %u, \"name\": \"%s\", \"type\": \"%s\", \"driver\": \"%s\", \"driver_info\": \"%s\", "
-                "\"api_version\": \"%s\", \"driver_version\": \"%s\", \"vendor_id\": %u, \"device_id\": %u, "
-                "\"device_uuid\": \"%s\", \"memory_heaps\": %s, \"unified_memory\": %s, \"subgroup_size\": %u, "
-                "\"shader_float16\": %s, \"shader_int8\": %s, \"storage_16bit\": %s, \"storage_8bit\": %s, "
-                "\"cooperative_matrix_khr\": %s, \"cooperative_matrix_nv\": %s, \"coop_matrix_fp16_16x16x16\": %s, \"compute_only_queue\": %s, "
-                "\"limits\": {\"max_workgroup_count\": [%u, %u, %u], \"max_workgroup_size\": [%u, %u, %u], "
-                "\"max_workgroup_invocations\": %u, \"max_shared_memory\": %u, \"max_storage_buffer_range\": %llu}, "
-                "\"score\": %d}",
-                d.index, esc(d.name).c_str(), d.type.c_str(), esc(d.driver_name).c_str(), esc(d.driver_info).c_str(),
-                d.api_version.c_str(), d.driver_version.c_str(), d.vendor_id, d.device_id, d.device_uuid.c_str(),
-                heaps.c_str(), b(d.unified_memory), d.subgroup_size, b(d.shader_float16), b(d.shader_int8),
-                b(d.storage_16bit), b(d.storage_8bit), b(d.cooperative_matrix_khr), b(d.cooperative_matrix_nv), b(d.coop_matrix_fp16),
-                b(d.has_compute_only_queue), d.max_workgroup_count[0], d.max_workgroup_count[1],
-                d.max_workgroup_count[2], d.max_workgroup_size[0], d.max_workgroup_size[1], d.max_workgroup_size[2],
-                d.max_workgroup_invocations, d.max_shared_memory, (unsigned long long)d.max_storage_buffer_range,
-                d.score);
-  return buf;
-}
-
 }  // namespace kestrel::vulkan

@@ -58,7 +58,4 @@ std::vector<DeviceInfo> enumerate_devices();
 // when there is no device.
 size_t pick_device(const std::vector<DeviceInfo>& devices, const std::string& selector = "");
 
-// One JSON object per device, as `kestrel probe` prints them.
-std::string device_json(const DeviceInfo& d);
-
 }  // namespace kestrel::vulkan
