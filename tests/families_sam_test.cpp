@@ -9,7 +9,6 @@
 #include "core/compare.h"
 #include "core/npy.h"
 #include "backends/backend.h"
-#include "families/claim_state.h"
 #include "families/families.h"
 #include "onnx/loader.h"
 #include "passes/passes.h"
@@ -130,7 +129,7 @@ TEST(SamFamily, TablesThatDoNotSpanTheGridWithdrawTheClaim) {
   testing::internal::CaptureStderr();
   std::vector<Tensor> out = compiled->run({read_npy(sam_fixture("input_0.npy"))}, opts);
   std::string warning = testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(families::withdrawn(id));
+  EXPECT_TRUE(compiled->fused_checks().withdrawn(id));
   EXPECT_NE(warning.find("withdrew the sam encoder claim"), std::string::npos) << warning;
   EXPECT_NE(warning.find("do not span"), std::string::npos) << warning;
   Agreement a = agreement(out[0], read_npy(sam_fixture("torchscript_output_0.npy")));

@@ -11,7 +11,6 @@
 
 #include "backends/backend.h"
 #include "core/npy.h"
-#include "families/claim_state.h"
 #include "families/families.h"
 #include "onnx/loader.h"
 #include "passes/passes.h"
@@ -158,7 +157,7 @@ void expect_faithful(const Fixture& f, const char* exp, const std::string& backe
     int64_t id = 0;
     for (const auto& n : s->model().graph.nodes)
       if (n.name == c.node) id = n.attr_i("claim_id", 0);
-    EXPECT_FALSE(families::withdrawn(id)) << path << ": the fused encoder disagreed with the graph's ops";
+    EXPECT_FALSE(s->fused_checks().withdrawn(id)) << path << ": the fused encoder disagreed with the graph's ops";
   }
 }
 
@@ -330,7 +329,10 @@ TEST(Families, AFusedNodeThatDisagreesIsWithdrawnAndTheOriginalOpsRun) {
   testing::internal::CaptureStderr();
   std::vector<Tensor> out = compiled->run({x}, opts);
   std::string warning = testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(families::withdrawn(id));
+  EXPECT_TRUE(compiled->fused_checks().withdrawn(id));
+  // The verdict is this compiled graph's: another compilation of the same
+  // graph (another session) has checked nothing yet.
+  EXPECT_FALSE(backends::make_cpu_backend()->compile(g)->fused_checks().withdrawn(id));
   EXPECT_NE(warning.find("withdrew the clip encoder claim"), std::string::npos) << warning;
   Agreement a = agreement(out[0], read_npy(fixture("clip", "torchscript_output_0.npy")));
   EXPECT_GE(a.cosine, 0.99999);
@@ -411,4 +413,19 @@ TEST(Families, InspectReportsTheFamilyItsSpecAndItsShareOfTheFlops) {
   std::set<std::string> where;
   for (const nlohmann::json& o : j["outside_fused"]) where.insert(o["where"].get<std::string>());
   EXPECT_EQ(where, (std::set<std::string>{"before_fused", "after_fused"}));
+}
+
+TEST(FusedChecks, AgreementsAreBoundedAndAWithdrawalStays) {
+  ops::FusedChecks c;
+  using S = ops::FusedChecks::State;
+  EXPECT_EQ(c.state(1, {1, 4}), S::Unchecked);
+  c.record(1, {1, 4}, true);
+  EXPECT_EQ(c.state(1, {1, 4}), S::Agreed);
+  EXPECT_EQ(c.state(1, {2, 4}), S::Unchecked);  // per input shape
+  for (int64_t i = 0; i < int64_t(ops::FusedChecks::kMaxAgreed); ++i) c.record(2, {i}, true);
+  EXPECT_EQ(c.state(1, {1, 4}), S::Unchecked);  // the ledger started over: checked again, never wrongly trusted
+  c.record(3, {1}, false);
+  for (int64_t i = 0; i < int64_t(ops::FusedChecks::kMaxAgreed) + 1; ++i) c.record(4, {i}, true);
+  EXPECT_EQ(c.state(3, {7}), S::Withdrawn);  // for every shape, for good
+  EXPECT_TRUE(c.withdrawn(3));
 }

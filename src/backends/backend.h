@@ -11,6 +11,7 @@
 #include "core/run_limits.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
+#include "ops/fused_checks.h"
 
 namespace kestrel::backends {
 
@@ -33,6 +34,9 @@ struct RunOptions {
   NodeObserver on_node = nullptr;  // optional: called after each node
   void* user = nullptr;
   RunLimits limits;  // cancellation, deadline and the loop iteration cap
+  // The fused-node checks of the compiled graph the run belongs to (set by
+  // CompiledGraph::with_checks; a graph that wraps others passes its own).
+  ops::FusedChecks* fused_checks = nullptr;
 
   // Executors call this before each node: throws RunCancelled naming the node
   // the run stopped before, once the run is cancelled or past its deadline.
@@ -65,6 +69,20 @@ class CompiledGraph {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const = 0;
   // The placement of the latest run, for backends that split graphs.
   virtual std::optional<PlacementReport> placement() const { return std::nullopt; }
+  // Which fused encoders agreed with their original ops, for which input
+  // shapes, and which were withdrawn: this graph's, for its lifetime.
+  const ops::FusedChecks& fused_checks() const { return checks_; }
+
+ protected:
+  // opts with this graph's ledger, unless an enclosing graph gave its own.
+  RunOptions with_checks(const RunOptions& opts) const {
+    RunOptions o = opts;
+    if (!o.fused_checks) o.fused_checks = &checks_;
+    return o;
+  }
+
+ private:
+  mutable ops::FusedChecks checks_;
 };
 
 // Floating-point operations of one node given its input and output shapes:

@@ -54,6 +54,8 @@ Tensor new_output_tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> st
   return t;
 }
 
+FusedChecks& KernelContext::fused_checks() const { fail("runs outside a compiled graph, which keeps fused-node checks"); }
+
 const RunLimits& KernelContext::limits() const {
   static const RunLimits none;
   return none;

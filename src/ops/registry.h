@@ -14,6 +14,7 @@
 #include "core/run_limits.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
+#include "ops/fused_checks.h"
 
 namespace kestrel::ops {
 
@@ -44,6 +45,9 @@ class KernelContext {
   virtual std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) = 0;
   // What bounds this run (cancellation, deadline, loop cap); none by default.
   virtual const RunLimits& limits() const;
+  // The compiled graph's ledger of fused-node checks (fused_checks.h);
+  // throws an Error naming the node where the run has none.
+  virtual FusedChecks& fused_checks() const;
   // Loop and Scan call this before each iteration, `done` being how many
   // this node has run so far: throws once the node reaches the run's
   // iteration cap (an Error naming the node and the cap) or the run is

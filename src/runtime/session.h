@@ -59,6 +59,8 @@ class Session {
   int threads() const { return threads_; }
   // The transformer encoders fused at load, and encoder-like stacks left as they were.
   const families::ClaimReport& families() const { return families_; }
+  // Which fused encoders agreed with their original ops so far, and which were withdrawn.
+  const ops::FusedChecks& fused_checks() const { return compiled_->fused_checks(); }
 
   // Runs with every model input given by name. Returns outputs in the model's
   // order. Throws Error on an unknown, missing or mistyped input.

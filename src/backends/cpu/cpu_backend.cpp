@@ -9,7 +9,7 @@ class CpuCompiled : public CompiledGraph {
  public:
   explicit CpuCompiled(const ir::Graph& g) : plan_(cpu::Plan::build(g)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const override {
-    return cpu::execute(plan_, inputs, nullptr, opts, &arenas_);
+    return cpu::execute(plan_, inputs, nullptr, with_checks(opts), &arenas_);
   }
 
  private:

@@ -135,6 +135,9 @@ class CpuKernelContext : public ops::KernelContext {
   void set_output(int i, Tensor t) override { slot(i) = std::move(t); }
   int threads() const override { return opts_.threads; }
   const RunLimits& limits() const override { return opts_.limits; }
+  ops::FusedChecks& fused_checks() const override {
+    return opts_.fused_checks ? *opts_.fused_checks : ops::KernelContext::fused_checks();
+  }
   std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) override {
     return execute(plan_.subgraph(g), inputs, &scope_, opts_);
   }

@@ -4,11 +4,8 @@
 #include <cstdio>
 
 #include "core/compare.h"
-#include "families/claim_state.h"
 
 namespace kestrel::backends::cpu {
-
-namespace fam = kestrel::families;
 
 void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::KernelContext&)) {
   const ir::Attribute* original = ctx.node.attr("original");
@@ -19,11 +16,12 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
   std::vector<Tensor> original_inputs{ctx.input(0)};
   for (int64_t i = 1; i <= ctx.node.attr_i("side_inputs", 0); ++i)
     if (ctx.has_input(int(i))) original_inputs.push_back(ctx.input(int(i)));  // an absent mask slot is skipped
-  const fam::CheckState state = fam::check_state(id, shape);
+  ops::FusedChecks& checks = ctx.fused_checks();
+  const ops::FusedChecks::State state = checks.state(id, shape);
   std::vector<Tensor> outs;
-  if (state == fam::CheckState::Withdrawn) {
+  if (state == ops::FusedChecks::State::Withdrawn) {
     outs = ctx.run_subgraph(*original->g, original_inputs);
-  } else if (state == fam::CheckState::Agreed) {
+  } else if (state == ops::FusedChecks::State::Agreed) {
     outs = fused(ctx);
   } else {
     // A fused kernel that cannot run this shape (an error naming why) is a
@@ -46,7 +44,7 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
         disagreement = "output " + std::to_string(i) + ": cosine " + std::to_string(a.cosine) + ", max error " +
                        std::to_string(a.max_rel) + " of its range";
     }
-    fam::record_check(id, shape, disagreement.empty());
+    checks.record(id, shape, disagreement.empty());
     if (!disagreement.empty()) {
       std::fprintf(stderr, "kestrel: withdrew the %s encoder claim (%s): the fused encoder disagrees with the graph's own ops (%s); running those ops instead\n",
                    ctx.node.attr_s("family", "?").c_str(), ctx.node.name.c_str(), disagreement.c_str());

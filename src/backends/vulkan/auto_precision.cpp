@@ -46,7 +46,9 @@ AutoPrecisionCompiled::AutoPrecisionCompiled(std::unique_ptr<backends::CompiledG
     : fp32_(std::move(fp32)), fp16_(std::move(fp16)) {}
 
 std::vector<Tensor> AutoPrecisionCompiled::run(const std::vector<Tensor>& inputs,
-                                               const backends::RunOptions& opts) const {
+                                               const backends::RunOptions& given) const {
+  // One ledger for both precisions: a claim checked in the float32 run holds for the float16 one.
+  const backends::RunOptions opts = with_checks(given);
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!chosen_) {

@@ -280,6 +280,10 @@ class VkOpContext : public OpContext {
   bool half() const override { return st_.c.half(); }
   const DeviceInfo& device() const override { return st_.c.context().info(); }
   int64_t attention_chunk() const override { return st_.c.attention_chunk(); }
+  const ops::FusedChecks& fused_checks() const override {
+    if (!st_.opts.fused_checks) fail("runs outside a compiled graph, which keeps fused-node checks");
+    return *st_.opts.fused_checks;
+  }
   GpuTensor upload_i32(const std::vector<int32_t>& values) override {
     Tensor t(DType::Int32, {int64_t(values.size())});
     std::memcpy(t.raw(), values.data(), values.size() * 4);
@@ -524,7 +528,8 @@ std::optional<backends::PlacementReport> VulkanCompiled::placement() const {
   return last_;
 }
 
-std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const {
+std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const backends::RunOptions& given) const {
+  const backends::RunOptions opts = with_checks(given);
   if (ctx_->lost())
     return run_on_cpu(inputs, opts, "Vulkan: device '" + ctx_->info().name + "' was lost by an earlier run");
   try {

@@ -22,6 +22,7 @@
 #include "backends/vulkan/recorder.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
+#include "ops/fused_checks.h"
 
 namespace kestrel::vulkan {
 
@@ -84,6 +85,8 @@ class OpContext {
   // At most this many query rows per attention chunk (0: no cap but the
   // device's; VulkanOptions::attention_chunk).
   virtual int64_t attention_chunk() const { return 0; }
+  // The run's ledger of fused-node checks (ops/fused_checks.h).
+  virtual const ops::FusedChecks& fused_checks() const = 0;
   // A small int32 constant for this run (indices, shapes), uploaded on use.
   virtual GpuTensor upload_i32(const std::vector<int32_t>& values) = 0;
   // A small float constant for this run (parameters folded on the host), in

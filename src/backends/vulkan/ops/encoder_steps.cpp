@@ -6,7 +6,6 @@
 
 #include "backends/vulkan/ops/gemm_record.h"
 #include "backends/vulkan/ops/row_dispatch.h"
-#include "families/claim_state.h"
 
 namespace kestrel::vulkan {
 namespace {
@@ -157,9 +156,9 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
 
 const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) {
   const GpuTensor& x = ctx.input(0);
-  const families::CheckState state = families::check_state(ctx.node.attr_i("claim_id", 0), x.shape);
-  if (state == families::CheckState::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
-  if (state == families::CheckState::Unchecked)
+  const ops::FusedChecks::State state = ctx.fused_checks().state(ctx.node.attr_i("claim_id", 0), x.shape);
+  if (state == ops::FusedChecks::State::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
+  if (state == ops::FusedChecks::State::Unchecked)
     ctx.unsupported("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
   if (ctx.half() && !half_ok) ctx.unsupported("float16 storage: this fused encoder runs in float32 runs only");
   if (!x.is_float() || x.shape.size() != rank)
