@@ -59,6 +59,27 @@ struct Builder {
              ops::Activation::None, true);
     }
   }
+  // The sizes every family's schedule takes from its spec.
+  template <typename Spec>
+  void sizes(const Spec& spec) {
+    s.heads = spec.heads, s.head_dim = spec.head_dim;
+    s.outputs = int(spec.taps.size());
+  }
+  // Layer l's first LayerNorm (slot kNorm1Scale), stream -> Normed.
+  template <typename Spec>
+  void first_norm(const Spec& spec, int64_t l) {
+    norm(l, Buffer::Stream, Buffer::Normed, spec.input(l, kNorm1Scale), spec.input(l, kNorm1Bias),
+         spec.epsilons[size_t(2 * l)]);
+  }
+  // Layer l's attention of Q, K, V into Context at the spec's scale, leaving
+  // out the padded keys when the node has a mask; the caller adds it.
+  template <typename Spec>
+  Step attention(const Spec& spec, int64_t l) const {
+    Step st{.kind = StepKind::Attention, .layer = l, .in = Buffer::Q, .out = Buffer::Context};
+    st.scale = spec.scales[size_t(l)];
+    st.masked = s.mask_input >= 0;
+    return st;
+  }
   void taps(const std::vector<int64_t>& taps, int64_t l) {
     for (size_t i = 0; i < taps.size(); ++i)
       if (taps[i] == l) add(Step{.kind = StepKind::Tap, .layer = l, .in = Buffer::Stream, .output = int(i)});
@@ -68,22 +89,17 @@ struct Builder {
 void build_transformer(const ir::Node& n, EncoderSchedule& s) {
   const EncoderSpec spec = EncoderSpec::of(n);
   Builder b{n, s};
-  s.heads = spec.heads, s.head_dim = spec.head_dim;
+  b.sizes(spec);
   s.mask_input = b.optional(EncoderSpec::kMaskInput);
-  s.outputs = int(spec.taps.size());
   if (spec.pre_norm) {
     b.norm(-1, Buffer::Input, Buffer::Stream, spec.pre_norm_input, spec.pre_norm_input + 1, spec.pre_norm_epsilon);
   } else {
     b.add(Step{.kind = StepKind::Copy, .in = Buffer::Input, .out = Buffer::Stream});
   }
   for (int64_t l = 0; l < spec.layers; ++l) {
-    b.norm(l, Buffer::Stream, Buffer::Normed, spec.input(l, kNorm1Scale), spec.input(l, kNorm1Bias),
-           spec.epsilons[size_t(2 * l)]);
+    b.first_norm(spec, l);
     b.projections(spec, l, Buffer::Normed);
-    Step att{.kind = StepKind::Attention, .layer = l, .in = Buffer::Q, .out = Buffer::Context};
-    att.scale = spec.scales[size_t(l)];
-    att.masked = s.mask_input >= 0;  // a padding mask of -inf
-    b.add(att);
+    b.add(b.attention(spec, l));  // a padding mask of -inf
     b.after_attention(spec, l, Buffer::Context, false);
     b.taps(spec.taps, l);
   }
@@ -92,25 +108,21 @@ void build_transformer(const ir::Node& n, EncoderSchedule& s) {
 void build_rope(const ir::Node& n, EncoderSchedule& s) {
   const RopeSpec spec = RopeSpec::of(n);
   Builder b{n, s};
-  s.heads = spec.heads, s.head_dim = spec.head_dim;
+  b.sizes(spec);
   s.half_stream = false;
   s.mask_input = b.optional(RopeSpec::kMaskInput);
   s.mask_right_padded = true;
   s.inv_freq = spec.inv_freq;
-  s.outputs = int(spec.taps.size());
   b.add(Step{.kind = StepKind::Copy, .in = Buffer::Input, .out = Buffer::Stream});
   for (int64_t l = 0; l < spec.layers; ++l) {
     Buffer a_in = Buffer::Stream;  // ModernBERT's first layer has no attention norm
     if (b.optional(spec.input(l, kNorm1Scale)) >= 0) {
-      b.norm(l, Buffer::Stream, Buffer::Normed, spec.input(l, kNorm1Scale), spec.input(l, kNorm1Bias),
-             spec.epsilons[size_t(2 * l)]);
+      b.first_norm(spec, l);
       a_in = Buffer::Normed;
     }
     b.projections(spec, l, a_in);
     b.add(Step{.kind = StepKind::Rotary, .layer = l});
-    Step att{.kind = StepKind::Attention, .layer = l, .in = Buffer::Q, .out = Buffer::Context};
-    att.scale = spec.scales[size_t(l)];
-    att.masked = s.mask_input >= 0;
+    Step att = b.attention(spec, l);
     att.sliding = spec.windows[size_t(l)];
     att.finite_masked = std::isfinite(spec.masked_scores[size_t(l)]);
     b.add(att);
@@ -122,22 +134,19 @@ void build_rope(const ir::Node& n, EncoderSchedule& s) {
 void build_vitdet(const ir::Node& n, EncoderSchedule& s) {
   const ViTDetSpec spec = ViTDetSpec::of(n);
   Builder b{n, s};
-  s.heads = spec.heads, s.head_dim = spec.head_dim;
+  b.sizes(spec);
   s.input_rank = 4;
-  s.outputs = int(spec.taps.size());
   b.add(Step{.kind = StepKind::Copy, .in = Buffer::Input, .out = Buffer::Stream});
   for (int64_t l = 0; l < spec.layers; ++l) {
     const int64_t window = spec.windows[size_t(l)];
     const bool windowed = window > 0;
-    b.norm(l, Buffer::Stream, Buffer::Normed, spec.input(l, kNorm1Scale), spec.input(l, kNorm1Bias),
-           spec.epsilons[size_t(2 * l)]);
+    b.first_norm(spec, l);
     if (windowed)
       b.add(Step{.kind = StepKind::Window, .layer = l, .in = Buffer::Normed, .out = Buffer::Windowed, .windowed = true,
                  .window = window});
     b.projections(spec, l, windowed ? Buffer::Windowed : Buffer::Normed, window);
-    Step att{.kind = StepKind::Attention, .layer = l, .in = Buffer::Q, .out = Buffer::Context, .windowed = windowed,
-             .window = window};
-    att.scale = spec.scales[size_t(l)];
+    Step att = b.attention(spec, l);  // ViTDet has no mask
+    att.windowed = windowed, att.window = window;
     att.rel_h = spec.input(l, kRelPosH), att.rel_w = spec.input(l, kRelPosW);
     b.add(att);
     if (windowed)

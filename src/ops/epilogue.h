@@ -32,7 +32,6 @@ struct Epilogue {
     return e;
   }
 
-  float operator()(float x) const { return activate(kind, a, b, x); }
   // One loop per kind, so each inlines its function (the switch stays out of the loop).
   void apply(float* y, int64_t n) const {
     auto each = [&](auto k) {

@@ -59,11 +59,11 @@ BackendChoice backend_of(const std::string& b) {
   fail("unknown backend '", b, "' (this build has: auto, cpu, vulkan)");
 }
 
-backends::Precision precision_of(const std::string& p, const char* where) {
+backends::Precision precision_of(const std::string& p) {
   if (p == "auto") return backends::Precision::Auto;
   if (p == "fp32") return backends::Precision::Fp32;
   if (p == "fp16") return backends::Precision::Fp16;
-  fail("unknown precision '", p, "'", where, " (use fp32, fp16 or auto)");
+  fail("unknown precision '", p, "' (use fp32, fp16 or auto)");
 }
 
 }  // namespace
@@ -94,10 +94,10 @@ Config Config::of(const SessionOptions& o) {
   c.claims.encoder_heads = o.encoder_heads > 0 ? o.encoder_heads : env_int("KESTREL_ENCODER_HEADS", 1, 1 << 20, 0);
 
   backends::VulkanOptions& v = c.vulkan;
-  v.precision = precision_of(o.precision, "");
-  if (v.precision == backends::Precision::Auto)
+  v.precision = precision_of(o.precision);
+  if (v.precision == backends::Precision::Auto)  // env_choice has checked the value
     if (std::string p = env_choice("KESTREL_PRECISION", {"auto", "fp32", "fp16"}); !p.empty())
-      v.precision = precision_of(p, " in KESTREL_PRECISION");
+      v.precision = precision_of(p);
   v.device.device = o.vulkan_device.empty() ? env("KESTREL_VK_DEVICE") : o.vulkan_device;
   v.device.pipeline_cache_dir = pipeline_cache_dir();
   v.device.coop_matrix = env_choice("KESTREL_COOPMAT", {"on", "off"}) == "on";
