@@ -43,7 +43,7 @@ def main():
         k32 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp32"] + common)
         k16 = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "vulkan", "--precision", "fp16"] + common)
         kcpu = kestrel_bench(a.kestrel, model, flags, runs, ["--backend", "cpu"] + common)
-        info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan"] + flags))
+        info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json", "--backend", "vulkan", "--run"] + flags))
         o, ref = ort_median_ms(model, feeds, a.threads, runs)
         p = info["placement"]
         p["agreement"] = [agreement(a.kestrel, model, flags, ref, prec) for prec in ("fp32", "fp16")]

@@ -226,7 +226,7 @@ TEST(ArenaPlan, SubgraphsAndManySignatures) {
     return t;
   };
   std::vector<std::vector<Tensor>> inputs;
-  for (int n = 1; n <= int(ArenaPlans::kKept) + 3; ++n)
+  for (int n = 1; n <= int(ArenaPlans::kept) + 3; ++n)
     for (bool c : {true, false, true}) inputs.push_back({ramp({n, 50}, 0.01f * float(n)), flag(c)});
   ArenaPlans arenas;
   expect_planned_runs_agree(b.g, inputs, arenas);

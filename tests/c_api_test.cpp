@@ -47,7 +47,7 @@ void expect_same_outputs(const char* backend) {
   std::string path = silero_path();
   auto feeds = silero_feeds();
   SessionOptions so;
-  so.backend = backend;
+  so.backend = parse_backend(backend);
   so.threads = 1;
   auto expected = Session::load(path, so)->run(feeds);
 

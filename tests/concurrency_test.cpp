@@ -65,8 +65,8 @@ std::string conv_matmul_model() {
 
 std::unique_ptr<Session> load(const std::string& bytes, const std::string& backend) {
   SessionOptions o;
-  o.backend = backend;
-  o.precision = "fp32";
+  o.backend = parse_backend(backend);
+  o.precision = Precision::Fp32;
   o.threads = 1;
   return Session::load_bytes(bytes.data(), bytes.size(), o);
 }

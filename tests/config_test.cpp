@@ -44,6 +44,16 @@ std::string error_of(const SessionOptions& o) {
   return "";
 }
 
+template <typename F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
@@ -72,18 +82,18 @@ TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
   ScopedEnv heads("KESTREL_ENCODER_HEADS", "12");
   ScopedEnv device("KESTREL_VK_DEVICE", "7");
   SessionOptions o;
-  o.precision = "fp32";
+  o.precision = Precision::Fp32;
   o.device_memory_mb = 128;
   o.encoder_heads = 6;
   o.vulkan_device = "llvmpipe";
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.threads = 3;
   const runtime::Config c = runtime::Config::of(o);
   EXPECT_EQ(c.vulkan.precision, backends::Precision::Fp32);
   EXPECT_EQ(c.vulkan.device_memory_bytes, size_t(128) << 20);
   EXPECT_EQ(c.claims.encoder_heads, 6);
   EXPECT_EQ(c.vulkan.device.device, "llvmpipe");
-  EXPECT_EQ(c.backend, runtime::BackendChoice::Cpu);
+  EXPECT_EQ(c.backend, BackendChoice::Cpu);
   EXPECT_EQ(c.threads, 3);
 }
 
@@ -104,13 +114,13 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
     ScopedEnv v("KESTREL_FAMILIES", "maybe");
     EXPECT_THAT(error_of({}), HasSubstr("KESTREL_FAMILIES must be one of on, off, 1, 0, got 'maybe'"));
   }
+  // Backend and precision names are parsed at the edges (CLI, C API, Python).
+  EXPECT_THAT(message_of([] { parse_backend("tpu"); }), HasSubstr("unknown backend 'tpu' (this build has: auto, cpu, vulkan)"));
+  EXPECT_THAT(message_of([] { parse_precision("half"); }), HasSubstr("unknown precision 'half' (use fp32, fp16 or auto)"));
+  for (BackendChoice b : {BackendChoice::Auto, BackendChoice::Cpu, BackendChoice::Vulkan})
+    EXPECT_EQ(parse_backend(name_of(b)), b);
+  for (Precision p : {Precision::Auto, Precision::Fp32, Precision::Fp16}) EXPECT_EQ(parse_precision(name_of(p)), p);
   SessionOptions o;
-  o.backend = "tpu";
-  EXPECT_THAT(error_of(o), HasSubstr("unknown backend 'tpu'"));
-  o = {};
-  o.precision = "half";
-  EXPECT_THAT(error_of(o), HasSubstr("unknown precision 'half'"));
-  o = {};
   o.threads = -1;
   EXPECT_THAT(error_of(o), HasSubstr("threads must be 0"));
   o = {};

@@ -30,8 +30,8 @@ ir::Graph sam_graph() {
 const std::string kAttn0 = "/vision_encoder/layers.0/attn/";
 
 bool mentions(const families::ClaimReport& r, const std::string& what) {
-  for (const std::string& u : r.unclaimed)
-    if (u.find(what) != std::string::npos) return true;
+  for (const families::Unclaimed& u : r.unclaimed)
+    if (u.text().find(what) != std::string::npos) return true;
   return false;
 }
 

@@ -113,8 +113,8 @@ void expect_faithful(const Fixture& f, const char* exp, const std::string& backe
   std::string path = fixture(f.model, std::string(exp) + ".onnx");
   if (!exists(path)) return;
   SessionOptions o;
-  o.backend = backend;
-  o.precision = precision;
+  o.backend = parse_backend(backend);
+  o.precision = parse_precision(precision);
   o.threads = 2;
   auto s = Session::load(path, o);
   const bool half = precision == "fp16";
@@ -295,7 +295,7 @@ TEST(Families, DinoWithoutLayerScaleIsNotClaimed) {
   families::ClaimReport r = families::claim_families(g);
   EXPECT_TRUE(r.claims.empty());
   ASSERT_FALSE(r.unclaimed.empty());
-  EXPECT_NE(r.unclaimed[0].find("no LayerScale"), std::string::npos) << r.unclaimed[0];
+  EXPECT_NE(r.unclaimed[0].why.find("no LayerScale"), std::string::npos) << r.unclaimed[0].text();
 }
 
 TEST(Families, OffSwitchKeepsThePerOpPath) {
@@ -352,7 +352,7 @@ TEST(Families, AnUnreadableHeadCountNamesTheVariableThatGivesIt) {
   families::ClaimReport r = families::claim_families(copy);
   EXPECT_TRUE(r.claims.empty());
   ASSERT_FALSE(r.unclaimed.empty());
-  EXPECT_NE(r.unclaimed[0].find("KESTREL_ENCODER_HEADS"), std::string::npos) << r.unclaimed[0];
+  EXPECT_NE(r.unclaimed[0].why.find("KESTREL_ENCODER_HEADS"), std::string::npos) << r.unclaimed[0].text();
   setenv("KESTREL_ENCODER_HEADS", "4", 1);
   const families::ClaimOptions given = runtime::Config::of({}).claims;
   unsetenv("KESTREL_ENCODER_HEADS");
@@ -366,8 +366,8 @@ TEST(Families, AModernBertMaskThatIsNotRightPaddingIsRefused) {
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); !off || std::string(off) != "off") backends.push_back("vulkan");
   for (const std::string& backend : backends) {
     SessionOptions o;
-    o.backend = backend;
-    o.precision = "fp32";
+    o.backend = parse_backend(backend);
+    o.precision = Precision::Fp32;
     o.threads = 2;
     auto s = Session::load(fixture("modernbert", "torchscript.onnx"), o);
     ASSERT_EQ(s->families().claims.size(), 1u);

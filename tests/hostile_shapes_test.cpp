@@ -37,7 +37,7 @@ constexpr int64_t kInt64Max = INT64_MAX;
 std::unique_ptr<Session> load(const onnx::ModelProto& m) {
   std::string b = bytes_of(m);
   SessionOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.threads = 2;
   return Session::load_bytes(b.data(), b.size(), o);
 }

@@ -234,7 +234,7 @@ struct CacheHome {
 // x[1,256] -> Relu -> Neg -> y on the Vulkan backend; y checked.
 void load_and_run_on_vulkan() {
   SessionOptions o;
-  o.backend = "vulkan";
+  o.backend = BackendChoice::Vulkan;
   o.threads = 1;
   static const std::string model = [] {  // built here: the test needs no model files
     auto p = make_model(13);

@@ -59,8 +59,8 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
     std::printf("  ONNX Runtime output %zu: %s %s\n", i, dtype_name(ref.outputs[i].dtype()),
                 shape_str(ref.outputs[i].shape()).c_str());
   SessionOptions opts;
-  opts.backend = config.backend;
-  opts.precision = config.precision;
+  opts.backend = parse_backend(config.backend);
+  opts.precision = parse_precision(config.precision);
   auto s = Session::load(path, opts);
   ASSERT_EQ(s->outputs().size(), ref.outputs.size());
   auto ours = s->run(inputs);

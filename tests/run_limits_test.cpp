@@ -93,14 +93,14 @@ onnx::ModelProto scan_model(int64_t steps) {
 }
 
 std::unique_ptr<Session> load(const onnx::ModelProto& m, SessionOptions o = {}) {
-  if (o.backend == "auto") o.backend = "cpu";
+  if (o.backend == BackendChoice::Auto) o.backend = BackendChoice::Cpu;
   std::string b = bytes_of(m);
   return Session::load_bytes(b.data(), b.size(), o);
 }
 
 SessionOptions with_cap(int64_t cap, const std::string& backend = "cpu") {
   SessionOptions o;
-  o.backend = backend;
+  o.backend = parse_backend(backend);
   o.threads = 1;
   o.max_loop_iterations = cap;
   return o;
@@ -151,7 +151,7 @@ TEST(LoopCap, ConditionThatStaysTrueIsStoppedAtTheDefaultCap) {
   // No trip count and a condition that never turns false: before the cap
   // this ran until killed. The default cap ends it within seconds.
   SessionOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.threads = 1;
   ASSERT_EQ(o.max_loop_iterations, 1'000'000);
   auto s = load(loop_model(-1), o);

@@ -53,8 +53,8 @@ Tensor ramp(int64_t n, float shift) {
 
 std::unique_ptr<Session> session(const std::string& bytes, const std::string& backend) {
   SessionOptions o;
-  o.backend = backend;
-  o.precision = "fp32";
+  o.backend = parse_backend(backend);
+  o.precision = Precision::Fp32;
   o.threads = 2;
   return Session::load_bytes(bytes.data(), bytes.size(), o);
 }
@@ -100,8 +100,8 @@ TEST(VulkanArena, RealModelsRepeatBitForBitInLessDeviceMemory) {
     const std::string path = dir + "/" + m.file;
     ASSERT_TRUE(std::filesystem::is_regular_file(path)) << path << " is missing: run scripts/fetch_models.sh";
     SessionOptions o;
-    o.backend = "vulkan";
-    o.precision = "fp32";
+    o.backend = BackendChoice::Vulkan;
+    o.precision = Precision::Fp32;
     auto s = Session::load(path, o);
     auto in = m.inputs(dir);
     auto first = s->run(in);

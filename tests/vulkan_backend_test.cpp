@@ -20,6 +20,7 @@
 #include "onnx/loader.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "vulkan_test_models.h"
 #include "vulkan_tests_switch.h"
 #include "runtime/config.h"
 
@@ -28,46 +29,12 @@ using namespace kestrel::test;
 
 namespace {
 
-// x[1,n] -> Relu -> Add(bias) -> Sigmoid, and a branch Neg(x) -> Mul with it:
-// five GPU nodes, one of which (Mul) waits for two producers.
-std::string chain_model(int64_t n, bool with_topk = false) {
-  auto m = make_model(17);
-  auto* g = m.mutable_graph();
-  g->set_name("chain");
-  add_input(g, "x", {1, n});
-  auto* b = add_float_initializer(g, "bias", {n});
-  for (int64_t i = 0; i < n; ++i) b->set_float_data(int(i), float(i % 7) * 0.25f - 0.5f);
-  auto node = [&](const char* op, std::vector<std::string> ins, const char* out) {
-    return add_node(g, op, ins, {out}, std::string(op) + "_" + out);
-  };
-  node("Relu", {"x"}, "r");
-  node("Add", {"r", "bias"}, "a");
-  node("Sigmoid", {"a"}, "s");
-  node("Neg", {"x"}, "ng");
-  node("Mul", {"s", "ng"}, "y");
-  const char* out = "y";
-  if (with_topk) {  // TopK has no Vulkan kernel: it must run on the CPU, with that reason
-    add_int64_initializer(g, "k", {3});
-    auto* t = node("TopK", {"y", "k"}, "top");
-    t->add_output("top_i");
-    out = "top";
-  }
-  add_output(g, out);
-  return bytes_of(m);
-}
-
 std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32") {
   SessionOptions o;
-  o.backend = "vulkan";
-  o.precision = precision;
+  o.backend = BackendChoice::Vulkan;
+  o.precision = parse_precision(precision);
   o.threads = 1;
   return Session::load_bytes(bytes.data(), bytes.size(), o);
-}
-
-Tensor ramp(int64_t n) {
-  Tensor t(DType::Float32, {1, n});
-  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = float(i % 101) / 25.0f - 2.0f;
-  return t;
 }
 
 size_t resident_kb() {
@@ -259,7 +226,7 @@ TEST(VulkanBackend, AllCpuGraphRepeatsThroughTheCpuExecutor) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   auto gpu = vulkan_session(chain_model(4));
   SessionOptions co;
-  co.backend = "cpu";
+  co.backend = BackendChoice::Cpu;
   auto cpu = Session::load_bytes(chain_model(4).data(), chain_model(4).size(), co);
   for (int run = 0; run < 3; ++run) {
     Tensor x = Tensor::from_f32({1, 4}, {-1.5f + run, 0.25f * run, 2.f, -0.125f});
@@ -290,8 +257,8 @@ TEST(VulkanBackend, ExactBuffersKeepBarriersAndResults) {
   const int64_t n = 10000;
   auto shared = vulkan_session(chain_model(n));
   SessionOptions o;
-  o.backend = "vulkan";
-  o.precision = "fp32";
+  o.backend = BackendChoice::Vulkan;
+  o.precision = Precision::Fp32;
   o.threads = 1;
   o.exact_buffers = true;
   std::string bytes = chain_model(n);

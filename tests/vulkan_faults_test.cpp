@@ -30,7 +30,7 @@ constexpr int kLayers = 4;
 std::vector<Tensor> cpu_reference() {
   std::string bytes = matmul_chain(kN, kLayers);
   SessionOptions o;
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   o.threads = 1;
   return Session::load_bytes(bytes.data(), bytes.size(), o)->run({{"x", matmul_chain_input(kN)}});
 }
@@ -64,8 +64,8 @@ std::string reasons(const backends::PlacementReport& p) {
 
 SessionOptions vulkan_with_budget(int64_t mb) {
   SessionOptions o;
-  o.backend = "vulkan";
-  o.precision = "fp32";
+  o.backend = BackendChoice::Vulkan;
+  o.precision = Precision::Fp32;
   o.threads = 1;
   o.device_memory_mb = mb;
   return o;
@@ -105,7 +105,7 @@ TEST(VulkanFaults, ABudgetThatHoldsNothingRunsEverythingOnTheCpu) {
   std::string bytes = matmul_chain(1024, 2);  // 4 MiB weights: none fits
   auto s = Session::load_bytes(bytes.data(), bytes.size(), o);
   auto got = s->run({{"x", matmul_chain_input(1024)}});
-  o.backend = "cpu";
+  o.backend = BackendChoice::Cpu;
   auto want = Session::load_bytes(bytes.data(), bytes.size(), o)->run({{"x", matmul_chain_input(1024)}});
   EXPECT_TRUE(bitwise_equal(got[0], want[0]));
   auto p = s->placement();
@@ -116,7 +116,7 @@ TEST(VulkanFaults, ABudgetThatHoldsNothingRunsEverythingOnTheCpu) {
 
 TEST(VulkanFaults, NegativeBudgetIsRefusedNamingTheOption) {
   SessionOptions o;
-  o.backend = "vulkan";
+  o.backend = BackendChoice::Vulkan;
   o.device_memory_mb = -1;
   std::string bytes = matmul_chain(8, 1);
   try {

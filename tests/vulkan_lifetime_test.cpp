@@ -25,8 +25,8 @@ namespace {
 
 std::unique_ptr<Session> load(const std::string& bytes, const std::string& backend, double wait_s) {
   SessionOptions o;
-  o.backend = backend;
-  o.precision = "fp32";
+  o.backend = parse_backend(backend);
+  o.precision = Precision::Fp32;
   o.threads = 1;
   o.device_wait_s = wait_s;
   return Session::load_bytes(bytes.data(), bytes.size(), o);

@@ -37,4 +37,39 @@ inline Tensor matmul_chain_input(int64_t n) {
   return t;
 }
 
+// x[1,n] -> Relu -> Add(bias) -> Sigmoid, and a branch Neg(x) -> Mul with it:
+// five GPU nodes, one of which (Mul) waits for two producers.
+inline std::string chain_model(int64_t n, bool with_topk = false) {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  g->set_name("chain");
+  add_input(g, "x", {1, n});
+  auto* b = add_float_initializer(g, "bias", {n});
+  for (int64_t i = 0; i < n; ++i) b->set_float_data(int(i), float(i % 7) * 0.25f - 0.5f);
+  auto node = [&](const char* op, std::vector<std::string> ins, const char* out) {
+    return add_node(g, op, ins, {out}, std::string(op) + "_" + out);
+  };
+  node("Relu", {"x"}, "r");
+  node("Add", {"r", "bias"}, "a");
+  node("Sigmoid", {"a"}, "s");
+  node("Neg", {"x"}, "ng");
+  node("Mul", {"s", "ng"}, "y");
+  const char* out = "y";
+  if (with_topk) {  // TopK has no Vulkan kernel: it must run on the CPU, with that reason
+    add_int64_initializer(g, "k", {3});
+    auto* t = node("TopK", {"y", "k"}, "top");
+    t->add_output("top_i");
+    out = "top";
+  }
+  add_output(g, out);
+  return bytes_of(m);
+}
+
+// Its input: a ramp in [-2, 2].
+inline Tensor ramp(int64_t n) {
+  Tensor t(DType::Float32, {1, n});
+  for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = float(i % 101) / 25.0f - 2.0f;
+  return t;
+}
+
 }  // namespace kestrel::test

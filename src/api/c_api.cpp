@@ -105,8 +105,8 @@ kestrel_session* load_session(const char* path, const kestrel_options* options, 
     if (!path) kestrel::fail("kestrel_session_load: path is NULL");
     kestrel::SessionOptions o;
     if (options) {
-      if (options->backend) o.backend = options->backend;
-      if (options->precision) o.precision = options->precision;
+      if (options->backend) o.backend = kestrel::parse_backend(options->backend);
+      if (options->precision) o.precision = kestrel::parse_precision(options->precision);
       o.threads = options->threads;
     }
     if (limits) {

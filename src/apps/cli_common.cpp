@@ -72,8 +72,8 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& value_fla
 
 SessionOptions session_options(const Args& a) {
   SessionOptions o;
-  o.backend = a.get("--backend", "auto");
-  o.precision = a.get("--precision", "auto");
+  o.backend = parse_backend(a.get("--backend", "auto"));
+  o.precision = parse_precision(a.get("--precision", "auto"));
   o.threads = a.get_int("--threads", 0);
   KESTREL_CHECK(o.threads >= 0 && o.threads <= SessionOptions::kMaxThreads, "--threads must be 0 (all cores) to ",
                 SessionOptions::kMaxThreads, ", got ", o.threads);

@@ -29,17 +29,20 @@ std::vector<TensorInfo> infos(const ir::Graph& g, const std::vector<int>& ids) {
 
 }  // namespace
 
-// With --backend: builds a session, runs it once on synthesized inputs (the
-// FLOPs share needs real shapes) and reports where each node ran.
-std::optional<backends::PlacementReport> placement_of(const Args& a, std::string& summary) {
+// With --backend: builds a session (weights uploaded, nothing run) and
+// reports its static partition; with --run as well, runs it once on
+// synthesized inputs and reports where each node ran and its share of FLOPs.
+std::optional<backends::PlacementReport> placement_of(const Args& a) {
   if (!a.flags.count("--backend")) return std::nullopt;
   auto s = Session::load(a.positional[0], session_options(a));
-  s->run(make_inputs(*s, a));
-  summary = s->placement_summary();
-  auto p = s->placement();
+  if (a.has("--run")) s->run(make_inputs(*s, a));
+  auto p = a.has("--run") ? s->placement() : s->planned_placement();
   if (!p) {  // the CPU backend runs everything
     p = backends::PlacementReport{};
     p->device = s->backend_name();
+    p->cpu_nodes = int(s->model().graph.nodes.size());
+    p->cpu_reasons["the CPU backend runs every node"] = p->cpu_nodes;
+    p->ran = a.has("--run");
   }
   return p;
 }
@@ -64,7 +67,7 @@ void print_nodes(ir::Graph& g, const runtime::Config& c) {
 }
 
 int cmd_inspect(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--input", "--threads"}, {"--json", "--nodes"});
+  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--input", "--threads"}, {"--json", "--nodes", "--run"});
   KESTREL_CHECK(a.positional.size() == 1, "inspect expects one MODEL argument");
   // Inspect must work on models Kestrel cannot run, so it loads without validating.
   onnx_io::Model m = onnx_io::load_model_file(a.positional[0]);
@@ -80,8 +83,7 @@ int cmd_inspect(int argc, char** argv) {
   FamiliesView fam;
   if (bad.empty()) fam = inspect_families(a, g);
   auto ins = infos(g, g.inputs), outs = infos(g, g.outputs);
-  std::string summary;
-  std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a, summary) : std::nullopt;
+  std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a) : std::nullopt;
   if (a.has("--json")) {
     Json j{{"ir_version", m.ir_version}, {"producer", m.producer}};
     Json& opsets = j["opsets"] = Json::object();
@@ -109,7 +111,9 @@ int cmd_inspect(int argc, char** argv) {
   for (auto& [k, v] : hist) std::printf("  %-28s %d\n", k.c_str(), v);
   print_families(fam);
   if (bad.empty() && placement) {
-    std::printf("placement (one run on synthesized inputs):\n%s\n", summary.c_str());
+    std::printf("placement (%s):\n%s\n",
+                placement->ran ? "one run on synthesized inputs" : "static partition, nothing run; --run measures one",
+                placement->summary().c_str());
   } else if (bad.empty()) {
     std::printf("every node runs on Kestrel (backend: cpu; --backend vulkan shows the GPU split)\n");
   } else {

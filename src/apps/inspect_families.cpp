@@ -91,7 +91,7 @@ void print_families(const FamiliesView& v) {
     }
   }
   if (!v.note.empty()) std::printf("  (%s)\n", v.note.c_str());
-  for (const auto& u : v.report.unclaimed) std::printf("not fused: %s\n", u.c_str());
+  for (const auto& u : v.report.unclaimed) std::printf("not fused: %s\n", u.text().c_str());
 }
 
 void add_families_json(const FamiliesView& v, Json& j) {
@@ -101,7 +101,8 @@ void add_families_json(const FamiliesView& v, Json& j) {
     if (v.measured && v.total_flops > 0) c["flops_share"] = v.fused_flops[i] / v.total_flops;
     fams.push_back(c);
   }
-  j["unclaimed_encoders"] = v.report.unclaimed;
+  j["unclaimed_encoders"] = Json::array();
+  for (const auto& u : v.report.unclaimed) j["unclaimed_encoders"].push_back({{"node", u.node}, {"why", u.why}});
   Json& outside = j["outside_fused"] = Json::array();
   for (const OutsideNode& o : v.outside) outside.push_back({{"node", o.name}, {"op", o.op}, {"where", o.where + "_fused"}});
 }

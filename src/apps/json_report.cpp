@@ -57,6 +57,7 @@ Json to_json(const families::FamilyClaim& c) {
 
 Json to_json(const backends::PlacementReport& p) {
   return {{"device", p.device},
+          {"ran", p.ran},  // false: the static partition, before any run (no FLOPs)
           {"gpu_nodes", p.gpu_nodes},
           {"cpu_nodes", p.cpu_nodes},
           {"gpu_flops_share", p.gpu_flops_share()},

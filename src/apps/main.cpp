@@ -12,7 +12,7 @@ const char* kUsage =
     "      [--threads N] [--dim SYM=N]... [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
     "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
     "  bench MODEL [--backend ...] [--precision ...] [--threads N] [--runs N] [--json] [--profile]\n"
-    "  inspect MODEL [--json] [--backend vulkan [--precision ...]]  (with --backend: the GPU/CPU split of one run)\n"
+    "  inspect MODEL [--json] [--backend vulkan [--precision ...] [--run]]  (with --backend: the static GPU/CPU split; --run: of one run)\n"
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
     "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n"
     "  probe  (JSON: CPU features and Vulkan devices)\n"

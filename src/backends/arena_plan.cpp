@@ -84,30 +84,4 @@ ArenaPlan ArenaRecorder::finish(size_t align) const {
   return p;
 }
 
-std::vector<std::pair<DType, Shape>> ArenaPlans::signature_of(const std::vector<Tensor>& inputs) {
-  std::vector<std::pair<DType, Shape>> s;
-  for (const Tensor& t : inputs) s.emplace_back(t.dtype(), t.shape());
-  return s;
-}
-
-std::shared_ptr<const ArenaPlan> ArenaPlans::find(const std::vector<Tensor>& inputs) {
-  auto sig = signature_of(inputs);
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->signature == sig) {
-      entries_.splice(entries_.begin(), entries_, it);
-      return entries_.front().plan;
-    }
-  return nullptr;
-}
-
-void ArenaPlans::add(const std::vector<Tensor>& inputs, ArenaPlan plan) {
-  auto sig = signature_of(inputs);
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const Entry& e : entries_)
-    if (e.signature == sig) return;  // another thread recorded it first
-  entries_.push_front({std::move(sig), std::make_shared<const ArenaPlan>(std::move(plan))});
-  if (entries_.size() > kKept) entries_.pop_back();
-}
-
 }  // namespace kestrel::backends

@@ -17,12 +17,11 @@
 // backend moves out any output it finds in the arena outside the region
 // planned for it (an alias the recording did not see).
 #pragma once
-#include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "backends/signature_cache.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 
@@ -99,22 +98,8 @@ class ArenaRecorder {
   std::map<std::pair<int, int>, size_t> temps_;
 };
 
-// The plans of one compiled graph by input signature (dtypes and shapes),
-// shared by runs on every thread; the least recently used goes past kKept.
-class ArenaPlans {
- public:
-  static constexpr size_t kKept = 8;
-  std::shared_ptr<const ArenaPlan> find(const std::vector<Tensor>& inputs);
-  void add(const std::vector<Tensor>& inputs, ArenaPlan plan);
-
- private:
-  struct Entry {
-    std::vector<std::pair<DType, Shape>> signature;
-    std::shared_ptr<const ArenaPlan> plan;
-  };
-  static std::vector<std::pair<DType, Shape>> signature_of(const std::vector<Tensor>& inputs);
-  std::mutex mu_;
-  std::list<Entry> entries_;  // most recently used first
-};
+// The plans of one compiled graph by input signature, shared by runs on
+// every thread.
+using ArenaPlans = SignatureCache<ArenaPlan>;
 
 }  // namespace kestrel::backends

@@ -12,8 +12,17 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "ops/fused_checks.h"
+#include "ops/rotary_tables.h"
 
 namespace kestrel::backends {
+
+// The storage precision of a backend's runs (Vulkan; the CPU backend
+// computes in the model's types).
+enum class Precision {
+  Auto,  // float16 on GPUs that store it, when the first run agrees; float32 on CPU-type devices (lavapipe)
+  Fp32,
+  Fp16,  // float16 storage, float32 arithmetic
+};
 
 struct NodeVerdict {
   bool supported = false;
@@ -37,6 +46,8 @@ struct RunOptions {
   // The fused-node checks of the compiled graph the run belongs to (set by
   // CompiledGraph::with_checks; a graph that wraps others passes its own).
   ops::FusedChecks* fused_checks = nullptr;
+  // Its rotary tables (set the same way).
+  ops::RotaryCache* rotary = nullptr;
 
   // Executors call this before each node: throws RunCancelled naming the node
   // the run stopped before, once the run is cancelled or past its deadline.
@@ -59,7 +70,13 @@ struct PlacementReport {
   size_t device_tensor_peak_bytes = 0;       // device memory the run's tensors needed (Allocator::high_water_bytes)
   size_t device_arena_bytes = 0;             // of which the planned arena (0: the run recorded a plan)
   std::string precision_note;                // how precision "auto" decided, when it did
+  // false: the static partition, before any run (no FLOPs, dispatches or
+  // times; a run may keep more nodes on the CPU, vulkan/partition.h).
+  bool ran = true;
   double gpu_flops_share() const { return total_flops > 0 ? gpu_flops / total_flops : 0; }
+  // "<device>: 120 of 130 nodes and 99.2% of FLOPs on the GPU; ...", then a
+  // line per reason nodes stayed on the CPU.
+  std::string summary() const;
 };
 
 class CompiledGraph {
@@ -69,20 +86,26 @@ class CompiledGraph {
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const = 0;
   // The placement of the latest run, for backends that split graphs.
   virtual std::optional<PlacementReport> placement() const { return std::nullopt; }
+  // Where the nodes go before any run (the static partition), for backends
+  // that split graphs.
+  virtual std::optional<PlacementReport> planned_placement() const { return std::nullopt; }
   // Which fused encoders agreed with their original ops, for which input
   // shapes, and which were withdrawn: this graph's, for its lifetime.
   const ops::FusedChecks& fused_checks() const { return checks_; }
 
  protected:
-  // opts with this graph's ledger, unless an enclosing graph gave its own.
+  // opts with this graph's ledger and rotary tables, unless an enclosing
+  // graph gave its own.
   RunOptions with_checks(const RunOptions& opts) const {
     RunOptions o = opts;
     if (!o.fused_checks) o.fused_checks = &checks_;
+    if (!o.rotary) o.rotary = &rotary_;
     return o;
   }
 
  private:
   mutable ops::FusedChecks checks_;
+  mutable ops::RotaryCache rotary_;
 };
 
 // Floating-point operations of one node given its input and output shapes:

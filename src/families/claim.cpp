@@ -120,20 +120,19 @@ bool claim_torch_stack(ir::Graph& g, ClaimReport& report) {
     Stack s;
     s.layers = chain_layers(gi, x, match_torch_layer, why);
     if (s.layers.empty()) continue;  // the other walks report what they saw
-    const std::string where = "node '" + n.name + "'";
     const int mask = s.layers[0].mask_input;
     bool alike = true;
     for (const EncoderLayer& l : s.layers)
       alike = alike && l.mask_input == mask && l.heads == s.layers[0].heads && l.act == s.layers[0].act;
     if (!alike) {
-      report.note(where + ": its torch encoder layers differ in mask, heads or activation");
+      report.note(n.name, "its torch encoder layers differ in mask, heads or activation");
       continue;
     }
     Block block;
     std::vector<int> taps;
     std::string unsealed;
     if (!assemble_chain(gi, s.layers, {}, x, block, taps, unsealed)) {
-      report.note(where + ": " + unsealed);
+      report.note(n.name, unsealed);
       continue;
     }
     // The original ops read the mask first, then the other side inputs (as the fused node does).
@@ -163,13 +162,12 @@ ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts) {
       std::string why;
       Stack s;
       s.layers = chain_layers(gi, x, match, why);
-      const std::string where = "node '" + n.name + "'";
       if (s.layers.empty()) {
         // Worth reporting only where attention starts: the norm feeds projections.
         int projections = 0;
         for (int r : gi.readers(n.outputs[0])) projections += gi.node(r).op_type == "MatMul";
         if (!why.empty() && (projections >= 3 || why.find("fused QKV") != std::string::npos))
-          report.note(where + ": " + why);
+          report.note(n.name, why);
         continue;
       }
       s.pre_norm = pre_norm_of(gi, x);
@@ -180,7 +178,7 @@ ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts) {
       std::vector<int> taps;
       std::string unsealed;
       if (!assemble_chain(gi, s.layers, extra, input, block, taps, unsealed) || !block.side_inputs.empty()) {
-        report.note(where + ": " + (unsealed.empty() ? "the encoder reads graph inputs" : unsealed));
+        report.note(n.name, (unsealed.empty() ? "the encoder reads graph inputs" : unsealed));
         continue;
       }
       Embedding e = describe_embedding(gi, input);
@@ -188,7 +186,7 @@ ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts) {
       std::optional<std::string> family =
           classify_vit(StackTraits{&s.layers, s.pre_norm >= 0, taps.size(), e}, refusals);
       if (!family) {
-        report.note(where + ": " + std::to_string(s.layers.size()) + " encoder layers matched no family (" +
+        report.note(n.name, std::to_string(s.layers.size()) + " encoder layers matched no family (" +
                                    refusals + ")");
         continue;
       }
@@ -203,14 +201,12 @@ ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts) {
   while (claim_vitdet_stack(g, report, g_claim_ids)) {
   }
   // A later claim may have taken nodes an earlier note was about.
-  std::vector<std::string> still;
-  for (const std::string& u : report.unclaimed) {
-    size_t a = u.find('\''), b = u.find('\'', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string name = u.substr(a + 1, b - a - 1);
-    if (std::any_of(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.name == name; })) still.push_back(u);
-  }
-  report.unclaimed = still;
+  std::set<std::string> present;
+  for (const ir::Node& n : g.nodes) present.insert(n.name);
+  std::vector<Unclaimed> still;
+  for (const Unclaimed& u : report.unclaimed)
+    if (present.count(u.node)) still.push_back(u);
+  report.unclaimed = std::move(still);
   ir::topo_sort(g);
   return report;
 }

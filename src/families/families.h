@@ -32,14 +32,22 @@ struct FamilyClaim {
   size_t replaced_nodes = 0;
 };
 
+// An encoder-like stack that no family took: the node it starts at, and why.
+struct Unclaimed {
+  std::string node;
+  std::string why;
+  std::string text() const { return "node '" + node + "': " + why; }
+  bool operator==(const Unclaimed& o) const { return node == o.node && why == o.why; }
+};
+
 struct ClaimReport {
   std::vector<FamilyClaim> claims;
-  // Encoder-like stacks that no family took, and why ("node 'x': reason").
-  std::vector<std::string> unclaimed;
-  void note(const std::string& what) {
-    for (const std::string& u : unclaimed)
-      if (u == what) return;
-    unclaimed.push_back(what);
+  std::vector<Unclaimed> unclaimed;
+  void note(const std::string& node, const std::string& why) {
+    Unclaimed u{node, why};
+    for (const Unclaimed& had : unclaimed)
+      if (had == u) return;
+    unclaimed.push_back(std::move(u));
   }
 };
 

@@ -42,13 +42,12 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     if (!tried.insert(x).second) continue;
     std::string why;
     std::vector<RopeLayer> layers = chain_layers(gi, x, match_rope_layer, why);
-    const std::string where = "node '" + n.name + "'";
     if (layers.empty()) {
-      if (!why.empty()) report.note(where + ": " + why);
+      if (!why.empty()) report.note(n.name, why);
       continue;
     }
     if (!token_embedding_before(gi, x)) {
-      report.note(where + ": " + std::to_string(layers.size()) +
+      report.note(n.name, std::to_string(layers.size()) +
                        " rotary layers matched no family (modernbert: no token embedding and its LayerNorm before them)");
       continue;
     }
@@ -56,7 +55,7 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     std::vector<int> taps;
     std::string unsealed;
     if (!assemble_chain(gi, layers, {}, x, block, taps, unsealed)) {
-      report.note(where + ": " + unsealed);
+      report.note(n.name, unsealed);
       continue;
     }
     const int mask = layers[0].mask_input;
@@ -65,7 +64,7 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
       alike = alike && l.mask_input == mask && l.heads == layers[0].heads && l.act == layers[0].act &&
               l.inv_freq.size() == layers[0].inv_freq.size();
     if (!alike) {
-      report.note(where + ": its layers differ in mask, heads, activation or rotary size");
+      report.note(n.name, "its layers differ in mask, heads, activation or rotary size");
       continue;
     }
     // The fused node.

@@ -41,15 +41,14 @@ bool claim_vitdet_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>&
     const int x = n.inputs[0];
     std::string why;
     std::vector<ViTDetLayer> layers = chain_layers(gi, x, match_vitdet_layer, why);
-    const std::string where = "node '" + n.name + "'";
     if (layers.empty()) {
       // Worth reporting only once the walk saw relative-position terms.
-      if (why.find("relative-position") != std::string::npos) report.note(where + ": " + why);
+      if (why.find("relative-position") != std::string::npos) report.note(n.name, why);
       continue;
     }
     const Embedding e = describe_embedding(gi, x);
     if (!e.patch_conv) {
-      report.note(where + ": " + std::to_string(layers.size()) +
+      report.note(n.name, std::to_string(layers.size()) +
                   " windowed-attention layers matched no family (sam: no patch-embedding Conv before them)");
       continue;
     }
@@ -57,14 +56,14 @@ bool claim_vitdet_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>&
     std::vector<int> taps;
     std::string unsealed;
     if (!assemble_chain(gi, layers, {}, x, block, taps, unsealed) || !block.side_inputs.empty()) {
-      report.note(where + ": " + (unsealed.empty() ? "the encoder reads values computed outside it" : unsealed));
+      report.note(n.name, (unsealed.empty() ? "the encoder reads values computed outside it" : unsealed));
       continue;
     }
     bool alike = true;
     for (const ViTDetLayer& l : layers)
       alike = alike && l.heads == layers[0].heads && l.mlp.act == layers[0].mlp.act;
     if (!alike) {
-      report.note(where + ": its layers differ in heads or activation");
+      report.note(n.name, "its layers differ in heads or activation");
       continue;
     }
     FamilyClaim c;

@@ -55,6 +55,7 @@ Tensor new_output_tensor(DType dtype, Shape shape, std::shared_ptr<uint8_t[]> st
 }
 
 FusedChecks& KernelContext::fused_checks() const { fail("runs outside a compiled graph, which keeps fused-node checks"); }
+RotaryCache& KernelContext::rotary_cache() const { fail("runs outside a compiled graph, which keeps rotary tables"); }
 
 const RunLimits& KernelContext::limits() const {
   static const RunLimits none;

@@ -15,6 +15,7 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "ops/fused_checks.h"
+#include "ops/rotary_tables.h"
 
 namespace kestrel::ops {
 
@@ -48,6 +49,9 @@ class KernelContext {
   // The compiled graph's ledger of fused-node checks (fused_checks.h);
   // throws an Error naming the node where the run has none.
   virtual FusedChecks& fused_checks() const;
+  // The compiled graph's rotary tables (rotary_tables.h); throws an Error
+  // naming the node where the run has none.
+  virtual RotaryCache& rotary_cache() const;
   // Loop and Scan call this before each iteration, `done` being how many
   // this node has run so far: throws once the node reaches the run's
   // iteration cap (an Error naming the node and the cap) or the run is

@@ -52,20 +52,6 @@ std::string pipeline_cache_dir() {
   return "";
 }
 
-BackendChoice backend_of(const std::string& b) {
-  if (b == "auto") return BackendChoice::Auto;
-  if (b == "cpu") return BackendChoice::Cpu;
-  if (b == "vulkan") return BackendChoice::Vulkan;
-  fail("unknown backend '", b, "' (this build has: auto, cpu, vulkan)");
-}
-
-backends::Precision precision_of(const std::string& p) {
-  if (p == "auto") return backends::Precision::Auto;
-  if (p == "fp32") return backends::Precision::Fp32;
-  if (p == "fp16") return backends::Precision::Fp16;
-  fail("unknown precision '", p, "' (use fp32, fp16 or auto)");
-}
-
 }  // namespace
 
 void ProcessSettings::apply() const {
@@ -84,7 +70,7 @@ Config Config::of(const SessionOptions& o) {
   KESTREL_CHECK(o.device_memory_mb >= 0, "device_memory_mb must be 0 (no limit) or more, got ", o.device_memory_mb);
   KESTREL_CHECK(o.encoder_heads >= 0, "encoder_heads must be 0 (not given) or more, got ", o.encoder_heads);
   Config c;
-  c.backend = backend_of(o.backend);
+  c.backend = o.backend;
   c.threads = o.threads > 0 ? o.threads
                             : std::min(SessionOptions::kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
   c.max_loop_iterations = o.max_loop_iterations;
@@ -94,10 +80,10 @@ Config Config::of(const SessionOptions& o) {
   c.claims.encoder_heads = o.encoder_heads > 0 ? o.encoder_heads : env_int("KESTREL_ENCODER_HEADS", 1, 1 << 20, 0);
 
   backends::VulkanOptions& v = c.vulkan;
-  v.precision = precision_of(o.precision);
-  if (v.precision == backends::Precision::Auto)  // env_choice has checked the value
+  v.precision = o.precision;
+  if (v.precision == Precision::Auto)  // env_choice has checked the value
     if (std::string p = env_choice("KESTREL_PRECISION", {"auto", "fp32", "fp16"}); !p.empty())
-      v.precision = precision_of(p);
+      v.precision = parse_precision(p);
   v.device.device = o.vulkan_device.empty() ? env("KESTREL_VK_DEVICE") : o.vulkan_device;
   v.device.pipeline_cache_dir = pipeline_cache_dir();
   v.device.coop_matrix = env_choice("KESTREL_COOPMAT", {"on", "off"}) == "on";

@@ -13,8 +13,6 @@
 
 namespace kestrel::runtime {
 
-enum class BackendChoice { Auto, Cpu, Vulkan };
-
 // Settings of the process rather than of one session: it has one tensor
 // pool, one CPU kernel dispatch and one way of handing out kernel outputs.
 // Each session applies them as it is made; they come from the environment

@@ -61,8 +61,8 @@ void Session::init(const runtime::Config& c) {
   onnx_io::validate_supported(model_->graph);
   families_ = runtime::prepare_graph(model_->graph, c);
   const ir::Graph& g = model_->graph;
-  const bool vulkan = c.backend == runtime::BackendChoice::Vulkan ||
-                      (c.backend == runtime::BackendChoice::Auto && backends::gpu_vulkan_device_present());
+  const bool vulkan = c.backend == BackendChoice::Vulkan ||
+                      (c.backend == BackendChoice::Auto && backends::gpu_vulkan_device_present());
   backend_ = vulkan ? backends::make_vulkan_backend(c.vulkan) : backends::make_cpu_backend();
   backend_name_ = backend_->name();
   compiled_ = backend_->compile(g);
@@ -76,23 +76,7 @@ std::vector<backends::NodeVerdict> Session::partition() const { return backend_-
 
 std::string Session::placement_summary() const {
   auto p = placement();
-  std::ostringstream os;
-  if (!p) {
-    os << backend_name_ << ": every node";
-    return os.str();
-  }
-  char share[32];
-  std::snprintf(share, sizeof share, "%.1f%%", 100.0 * p->gpu_flops_share());
-  os << p->device << ": " << p->gpu_nodes << " of " << (p->gpu_nodes + p->cpu_nodes) << " nodes and " << share
-     << " of FLOPs on the GPU; " << p->dispatches << " dispatches, " << p->barriers << " barriers, " << p->submits
-     << " submits; host: " << p->record_ms << " ms recording, " << p->cpu_ms << " ms on CPU nodes, " << p->wait_ms
-     << " ms waiting for the device (at most " << p->longest_wait_ms << " ms for one submit)";
-  if (!p->precision_note.empty()) os << "\n" << p->precision_note;
-  if (!p->cpu_reasons.empty()) {
-    os << "\non the CPU (" << p->cpu_nodes << " nodes):";
-    for (auto& [why, n] : p->cpu_reasons) os << "\n  " << n << "  " << why;
-  }
-  return os.str();
+  return p ? p->summary() : backend_name_ + ": every node";
 }
 
 std::vector<Tensor> Session::bind(const std::map<std::string, Tensor>& given) const {

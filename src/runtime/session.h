@@ -54,6 +54,8 @@ class Session {
   std::vector<backends::NodeVerdict> partition() const;
   // Where the latest run put the nodes (Vulkan backend only).
   std::optional<backends::PlacementReport> placement() const { return compiled_->placement(); }
+  // Where the nodes go before any run: the static partition (Vulkan backend only).
+  std::optional<backends::PlacementReport> planned_placement() const { return compiled_->planned_placement(); }
   // "vulkan on <device>: 120 of 130 nodes, 99.2% of FLOPs on the GPU; on the CPU: 10 ..."
   std::string placement_summary() const;
   int threads() const { return threads_; }

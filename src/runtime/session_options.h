@@ -1,18 +1,32 @@
 // What a session may be asked for: the C++ API's options, which the CLI,
-// the C API and Python fill from their own flags and arguments.
-// runtime::Config (config.h) completes them from the environment.
+// the C API and Python fill from their own flags and arguments (their
+// strings become these enums at the edge, by parse_backend and
+// parse_precision). runtime::Config (config.h) completes them from the
+// environment.
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "backends/backend.h"
+
 namespace kestrel {
 
+// auto: Vulkan when a GPU (not a CPU implementation such as lavapipe) is
+// present, else cpu. vulkan: the Vulkan device `vulkan_device` names or the
+// best one, whatever its kind. cpu: the reference backend.
+enum class BackendChoice { Auto, Cpu, Vulkan };
+using backends::Precision;
+
+// "auto", "cpu", "vulkan"; anything else is an error listing those.
+BackendChoice parse_backend(const std::string& name);
+// "auto", "fp32", "fp16"; anything else is an error listing those.
+Precision parse_precision(const std::string& name);
+const char* name_of(BackendChoice b);
+const char* name_of(Precision p);
+
 struct SessionOptions {
-  // auto: Vulkan when a GPU (not a CPU implementation such as lavapipe) is
-  // present, else cpu. vulkan: the Vulkan device `vulkan_device` names or
-  // the best one, whatever its kind. cpu: the reference backend.
-  std::string backend = "auto";
-  std::string precision = "auto";  // Vulkan storage: auto | fp32 | fp16 (KESTREL_PRECISION when auto)
+  BackendChoice backend = BackendChoice::Auto;
+  Precision precision = Precision::Auto;  // Vulkan storage (KESTREL_PRECISION when Auto)
   int threads = 0;                 // 0: all hardware threads; at most kMaxThreads
   // Vulkan: the longest wait for one submit of GPU work before a run fails
   // with an error (the work's memory stays alive until the device is done).

@@ -138,6 +138,9 @@ class CpuKernelContext : public ops::KernelContext {
   ops::FusedChecks& fused_checks() const override {
     return opts_.fused_checks ? *opts_.fused_checks : ops::KernelContext::fused_checks();
   }
+  ops::RotaryCache& rotary_cache() const override {
+    return opts_.rotary ? *opts_.rotary : ops::KernelContext::rotary_cache();
+  }
   std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) override {
     return execute(plan_.subgraph(g), inputs, &scope_, opts_);
   }

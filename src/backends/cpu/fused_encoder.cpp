@@ -10,7 +10,6 @@
 #include "backends/cpu/fused_check.h"
 #include "families/encoder_schedule.h"
 #include "families/rope_spec.h"
-#include "families/rotary_tables.h"
 #include "ops/common.h"
 #include "ops/gemm_util.h"
 
@@ -98,7 +97,7 @@ class CpuSteps final : public fam::StepRunner {
   // Each head of Q and K rotated at its row's position.
   void rotary(const Step& st) override {
     const int64_t tokens = shape_.height, hd = s_.head_dim, half = hd / 2, rows = shape_.rows();
-    const auto tables = fam::rotary_tables(s_.frequencies(st.layer), tokens);
+    const auto tables = ctx_.rotary_cache().get(s_.frequencies(st.layer), tokens);
     for (Buffer b : {Buffer::Q, Buffer::K}) {
       float* x = buf(b);
       const int64_t width = width_[size_t(b)];

@@ -88,4 +88,17 @@ std::optional<backends::PlacementReport> AutoPrecisionCompiled::placement() cons
   return p;
 }
 
+std::optional<backends::PlacementReport> AutoPrecisionCompiled::planned_placement() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (chosen_) {
+    auto p = chosen_->planned_placement();
+    if (p) p->precision_note = verdict_;
+    return p;
+  }
+  auto p = fp32_->planned_placement();
+  if (p) p->precision_note = "precision auto: the first run computes in fp32 and fp16 and keeps fp16 only if it "
+                             "agrees and is faster (shown for fp32)";
+  return p;
+}
+
 }  // namespace kestrel::vulkan

@@ -18,6 +18,7 @@ class AutoPrecisionCompiled : public backends::CompiledGraph {
   AutoPrecisionCompiled(std::unique_ptr<backends::CompiledGraph> fp32, std::unique_ptr<backends::CompiledGraph> fp16);
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const override;
   std::optional<backends::PlacementReport> placement() const override;
+  std::optional<backends::PlacementReport> planned_placement() const override;
 
  private:
   mutable std::mutex mu_;

@@ -1,5 +1,6 @@
-// A graph compiled for the Vulkan backend: per node, the Vulkan kernel that
-// runs it or the reason it stays on the CPU; weights uploaded once.
+// A graph compiled for the Vulkan backend: its partition (partition.h), the
+// weights of its GPU nodes uploaded once, and the loop that runs it, node by
+// node, on the side its partition says (run_state.h moves the values).
 #pragma once
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "backends/arena_plan.h"
 #include "backends/cpu/executor.h"
 #include "backends/vulkan/op.h"
+#include "backends/vulkan/partition.h"
 #include "backends/vulkan/vulkan_backend.h"
 
 namespace kestrel::vulkan {
@@ -26,10 +28,9 @@ class VulkanCompiled : public backends::CompiledGraph {
   ~VulkanCompiled() override;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const override;
   std::optional<backends::PlacementReport> placement() const override;
+  std::optional<backends::PlacementReport> planned_placement() const override;
 
-  // Static partition: the Vulkan kernel of node i, or null with cpu_reason(i).
-  const VkOpDef* gpu_def(size_t i) const { return gpu_def_[i]; }
-  const std::string& cpu_reason(size_t i) const { return cpu_reason_[i]; }
+  const Partition& partition() const { return partition_; }
   Context& context() const { return *ctx_; }
   bool half() const { return half_; }
   int64_t attention_chunk() const { return attention_chunk_; }
@@ -37,7 +38,8 @@ class VulkanCompiled : public backends::CompiledGraph {
 
  private:
   friend struct RunState;
-  void place_and_upload(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging);
+  std::string device_label() const;  // "<device> (vulkan, fp16 storage)"
+  void upload_weights(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging);
   std::unique_ptr<RunResources> acquire() const;
   std::shared_ptr<Leftovers> take_weights();  // the weights and their allocator, for Context::retire
   std::vector<Tensor> run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const;
@@ -48,34 +50,25 @@ class VulkanCompiled : public backends::CompiledGraph {
 
   std::shared_ptr<Context> ctx_;
   const ir::Graph& g_;
-  bool half_ = false;
-  bool half_refused_ = false;  // float16 was asked for but the graph keeps float32
   bool keep_small_host_work_ = true;
   double device_wait_s_ = 120;
   bool exact_buffers_ = false;
   int trace_ = 0;
   int64_t attention_chunk_ = 0;
   backends::cpu::Plan plan_;
-  std::vector<const VkOpDef*> gpu_def_;
-  std::vector<std::string> cpu_reason_;
+  bool half_refused_ = false;  // float16 was asked for but the graph keeps float32
+  bool half_ = false;
+  Partition partition_;
   std::shared_ptr<MemoryBudget> budget_;
   std::unique_ptr<Allocator> weights_;
   std::vector<std::shared_ptr<GpuTensor>> resident_;  // by value id (initializers used on the GPU)
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<RunResources>> idle_;
   mutable std::optional<backends::PlacementReport> last_;
-  // Input shapes of the latest run when it left every node on the CPU (a
-  // graph of control flow and small tensors, such as Silero VAD's): the next
-  // run with the same shapes goes straight to the CPU executor, without
-  // device resources or the per-node placement walk.
-  mutable std::optional<std::vector<Shape>> all_cpu_shapes_;
   // Static memory plans by input signature: the device tensors of a run (not
   // in exact-buffer mode, where each tensor needs a buffer of its own), and
   // the host tensors of runs that go wholly to the CPU executor.
   mutable backends::ArenaPlans device_arenas_, host_arenas_;
 };
-
-// The reason node n cannot go to the GPU at all ("" when it can).
-std::string static_verdict(const ir::Node& n, const ir::Graph& g, bool half);
 
 }  // namespace kestrel::vulkan

@@ -23,6 +23,7 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "ops/fused_checks.h"
+#include "ops/rotary_tables.h"
 
 namespace kestrel::vulkan {
 
@@ -52,6 +53,10 @@ struct GpuTensor {
 // Thrown by OpContext::unsupported(): this node runs on the CPU this time.
 struct Unsupported {
   std::string reason;
+  // The reason is of the moment, not of the node's shapes (the memory budget
+  // was full, a pipeline failed to build): the next run tries the GPU again
+  // (partition.h).
+  bool passing = false;
 };
 
 // A buffer binding of a dispatch: In(t) is read, Out(t) is written.
@@ -87,6 +92,8 @@ class OpContext {
   virtual int64_t attention_chunk() const { return 0; }
   // The run's ledger of fused-node checks (ops/fused_checks.h).
   virtual const ops::FusedChecks& fused_checks() const = 0;
+  // The run's rotary tables (ops/rotary_tables.h).
+  virtual ops::RotaryCache& rotary_cache() const = 0;
   // A small int32 constant for this run (indices, shapes), uploaded on use.
   virtual GpuTensor upload_i32(const std::vector<int32_t>& values) = 0;
   // A small float constant for this run (parameters folded on the host), in
@@ -113,6 +120,14 @@ class OpContext {
     std::ostringstream os;
     (os << ... << parts);
     throw Unsupported{os.str()};
+  }
+  // The same for a reason of the moment, not of the node's shapes (a fused
+  // node waits for its first check): the next run tries the GPU again.
+  template <typename... A>
+  [[noreturn]] void unsupported_for_now(const A&... parts) const {
+    std::ostringstream os;
+    (os << ... << parts);
+    throw Unsupported{os.str(), /*passing=*/true};
   }
   template <typename... A>
   [[noreturn]] void fail(const A&... parts) const { ::kestrel::fail(node.where(), ": ", parts...); }

@@ -10,13 +10,6 @@
 
 namespace kestrel::backends {
 
-// The storage precision of Vulkan runs.
-enum class Precision {
-  Auto,  // float16 on GPUs that store it, when the first run agrees; float32 on CPU-type devices (lavapipe)
-  Fp32,
-  Fp16,  // float16 storage, float32 arithmetic
-};
-
 // Built once by runtime::Config from the session's options and the environment.
 struct VulkanOptions {
   Precision precision = Precision::Auto;

@@ -159,7 +159,7 @@ const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) 
   const ops::FusedChecks::State state = ctx.fused_checks().state(ctx.node.attr_i("claim_id", 0), x.shape);
   if (state == ops::FusedChecks::State::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
   if (state == ops::FusedChecks::State::Unchecked)
-    ctx.unsupported("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
+    ctx.unsupported_for_now("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
   if (ctx.half() && !half_ok) ctx.unsupported("float16 storage: this fused encoder runs in float32 runs only");
   if (!x.is_float() || x.shape.size() != rank)
     ctx.unsupported("input ", shape_str(x.shape), rank == 3 ? " is not float [batch, tokens, width]" : " is not a float grid [batch, height, width, channels]");

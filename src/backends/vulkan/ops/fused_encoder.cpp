@@ -17,7 +17,6 @@
 #include "families/encoder_schedule.h"
 #include "families/encoder_spec.h"
 #include "families/rope_spec.h"
-#include "families/rotary_tables.h"
 
 namespace kestrel::vulkan {
 namespace {
@@ -103,7 +102,7 @@ class VulkanSteps final : public fam::StepRunner {
     std::vector<float> freq = s_.frequencies(st.layer);
     auto it = tables_.find(freq);  // global and local layers differ
     if (it == tables_.end()) {
-      auto t = fam::rotary_tables(freq, shape_.height);
+      auto t = ctx_.rotary_cache().get(freq, shape_.height);
       it = tables_.emplace(freq, std::make_pair(ctx_.upload_f32(t->cos), ctx_.upload_f32(t->sin))).first;
     }
     const auto& [cos_t, sin_t] = it->second;

@@ -1,0 +1,29 @@
+#include <cstdio>
+#include <sstream>
+
+#include "backends/backend.h"
+
+namespace kestrel::backends {
+
+std::string PlacementReport::summary() const {
+  std::ostringstream os;
+  os << device << ": " << gpu_nodes << " of " << (gpu_nodes + cpu_nodes) << " nodes";
+  if (ran) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * gpu_flops_share());
+    os << " and " << share << " of FLOPs on the GPU; " << dispatches << " dispatches, " << barriers << " barriers, "
+       << submits << " submits; host: " << record_ms << " ms recording, " << cpu_ms << " ms on CPU nodes, " << wait_ms
+       << " ms waiting for the device (at most " << longest_wait_ms << " ms for one submit)";
+  } else {
+    os << " have a GPU kernel (before a run: one may still keep small host tensors, or shapes past the device's "
+          "limits, on the CPU)";
+  }
+  if (!precision_note.empty()) os << "\n" << precision_note;
+  if (!cpu_reasons.empty()) {
+    os << "\non the CPU (" << cpu_nodes << " nodes):";
+    for (auto& [why, n] : cpu_reasons) os << "\n  " << n << "  " << why;
+  }
+  return os.str();
+}
+
+}  // namespace kestrel::backends

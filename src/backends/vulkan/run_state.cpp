@@ -1,0 +1,330 @@
+#include "backends/vulkan/run_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "backends/vulkan/transfer.h"
+
+namespace kestrel::vulkan {
+namespace {
+
+// " [lo, hi]" of a float tensor (with a mark for NaN or infinity): trace level 2.
+std::string value_range(const Tensor& t) {
+  if (!t.defined() || !dtype_is_float(t.dtype()) || t.numel() == 0) return "";
+  std::vector<float> v = t.to_f32();
+  float lo = v[0], hi = v[0];
+  size_t bad = 0;
+  for (float x : v) {
+    if (!std::isfinite(x)) ++bad;
+    else lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " [%.4g, %.4g]%s", lo, hi, bad ? " non-finite!" : "");
+  return buf;
+}
+
+}  // namespace
+
+std::shared_ptr<DeviceMemory> device_memory(Allocator& a, size_t bytes) {
+  return std::make_shared<DeviceMemory>(&a, a.allocate(bytes));
+}
+
+const GpuTensor& RunState::to_device(int v) {
+  if (gpu[size_t(v)]) return *gpu[size_t(v)];
+  if (c.resident_[size_t(v)]) return *(gpu[size_t(v)] = c.resident_[size_t(v)]);
+  const Tensor& t = host[size_t(v)];
+  if (!t.defined()) throw Unsupported{"input '" + name(v) + "' has no value"};
+  std::string why = storable(t);
+  // int64 values past int32's range are a matter of this run's data, not its shapes.
+  if (!why.empty()) throw Unsupported{"input '" + name(v) + "': " + why, /*passing=*/t.dtype() == DType::Int64};
+  if (storage_bytes(t, c.half_) > c.ctx_->info().max_storage_buffer_range)
+    throw Unsupported{"tensor '" + name(v) + "' is past the device's maxStorageBufferRange"};
+  return *(gpu[size_t(v)] = std::make_shared<GpuTensor>(upload(t, v)));
+}
+
+GpuTensor RunState::upload(const Tensor& t, int v) {
+  GpuTensor g;
+  g.dtype = t.dtype();
+  g.shape = t.shape();
+  g.half = c.half_ && g.is_float();
+  size_t bytes = std::max<size_t>(g.bytes(), 4);
+  if (!place(v, g)) {
+    g.memory = device_memory(res.device, bytes);
+    if (recorder && v >= 0) {
+      recorder->allocated(v, g.memory);
+      recorder->produced(node, v, g.memory, bytes);
+    }
+  }
+  auto stg = device_memory(res.host, bytes);
+  write_storage(t, g.half, stg->a.mapped());
+  res.host.host_wrote(stg->a);
+  res.rec.copy(range_of(stg->a, 0, bytes, false), g.range(true));
+  staging.push_back(std::move(stg));
+  return g;
+}
+
+void RunState::to_host(const std::vector<int>& values) {
+  std::vector<std::pair<int, std::shared_ptr<DeviceMemory>>> reads;
+  for (int v : values) {
+    if (v < 0 || host[size_t(v)].defined() || !gpu[size_t(v)]) continue;
+    const GpuTensor& t = *gpu[size_t(v)];
+    if (t.memory->a.mapped()) {
+      reads.emplace_back(v, nullptr);
+    } else {
+      auto stg = device_memory(res.host, t.bytes());
+      res.rec.copy(t.range(false), range_of(stg->a, 0, std::max<size_t>(t.bytes(), 4), true));
+      reads.emplace_back(v, std::move(stg));
+    }
+  }
+  if (reads.empty()) return;
+  res.rec.flush();
+  for (auto& [v, stg] : reads) {
+    const GpuTensor& t = *gpu[size_t(v)];
+    if (stg) stg->owner->host_will_read(stg->a);
+    else t.memory->owner->host_will_read(t.memory->a);
+    host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset);
+  }
+}
+
+bool RunState::place(int v, GpuTensor& g) const {
+  const int64_t at = arena ? arena_plan->slot(v, node, g.bytes()) : -1;
+  if (at < 0) return false;
+  g.memory = arena;
+  g.view_offset = size_t(at);
+  return true;
+}
+
+void RunState::settle_outputs(size_t i) {
+  for (int v : g().nodes[i].outputs) {
+    if (v < 0 || !gpu[size_t(v)]) continue;
+    const GpuTensor& t = *gpu[size_t(v)];
+    if (recorder) recorder->produced(int(i), v, t.memory, t.view_offset + t.bytes());
+    if (!arena || t.memory != arena || arena_plan->holds(v, t.view_offset, t.bytes())) continue;
+    auto own = std::make_shared<GpuTensor>(t);
+    own->memory = device_memory(res.device, t.bytes());
+    own->view_offset = 0;
+    res.rec.copy(t.range(false), own->range(true));
+    gpu[size_t(v)] = std::move(own);
+  }
+}
+
+void RunState::run_cpu(size_t i, const backends::cpu::Scope& scope) {
+  const ir::Node& n = g().nodes[i];
+  // A shape-only op (Shape, Size) reads only the input's shape: a device
+  // tensor need not come back (that would wait for the GPU and copy it
+  // all). The kernel gets a stand-in with the shape and no data.
+  const ops::OpDef* def = c.plan_.kernels[i];
+  if (def && def->shape_only && !n.inputs.empty() && n.inputs[0] >= 0 && gpu[size_t(n.inputs[0])] &&
+      !host[size_t(n.inputs[0])].defined()) {
+    int v = n.inputs[0];
+    host[size_t(v)] = Tensor(gpu[size_t(v)]->dtype, gpu[size_t(v)]->shape, nullptr);
+    try {
+      backends::cpu::run_node(c.plan_, i, host, scope, opts);
+    } catch (...) {
+      host[size_t(v)] = Tensor();
+      throw;
+    }
+    host[size_t(v)] = Tensor();
+    return;
+  }
+  std::vector<int> need(n.inputs.begin(), n.inputs.end());
+  const std::vector<int>& implicit = c.plan_.implicit_inputs[i];
+  need.insert(need.end(), implicit.begin(), implicit.end());
+  to_host(need);
+  backends::cpu::run_node(c.plan_, i, host, scope, opts);
+}
+
+std::vector<Shape> RunState::shapes_of(const std::vector<int>& vs) const {
+  std::vector<Shape> s;
+  for (int v : vs) {
+    if (v < 0) s.emplace_back();
+    else if (gpu[size_t(v)]) s.push_back(gpu[size_t(v)]->shape);
+    else if (host[size_t(v)].defined()) s.push_back(host[size_t(v)].shape());
+    else s.emplace_back();
+  }
+  return s;
+}
+
+namespace {
+
+class VkOpContext : public OpContext {
+ public:
+  VkOpContext(const ir::Node& n, const VkOpDef& def, RunState& st) : OpContext(n), def_(def), st_(st) {}
+
+  bool has_input(int i) const override { return i < num_inputs() && node.inputs[size_t(i)] >= 0; }
+  const GpuTensor& input(int i) const override {
+    if (!has_input(i)) fail("required input ", i, " is missing");
+    const auto& g = st_.gpu[size_t(node.inputs[size_t(i)])];
+    if (!g) fail("input ", i, " is a host input of this Vulkan kernel");
+    return *g;
+  }
+  const Tensor& host_input(int i) const override {
+    if (!has_input(i)) fail("required input ", i, " is missing");
+    const Tensor& t = st_.host[size_t(node.inputs[size_t(i)])];
+    if (!t.defined()) fail("host input ", i, " has no value");
+    return t;
+  }
+  GpuTensor& output(int i, DType dtype, Shape shape) override {
+    if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
+    for (int64_t d : shape)
+      if (d < 0) fail("computed a negative dimension for output ", i, ": ", shape_str(shape));
+    if (!device_dtype(dtype)) unsupported("output dtype ", dtype_name(dtype), " stays on the CPU");
+    auto g = std::make_shared<GpuTensor>();
+    g->dtype = dtype;
+    g->shape = std::move(shape);
+    g->half = st_.c.half() && g->is_float();
+    if (g->bytes() > device().max_storage_buffer_range)
+      unsupported("output ", i, " ", shape_str(g->shape), " is past the device's maxStorageBufferRange");
+    const int v = node.outputs[size_t(i)];
+    if (!st_.place(v, *g)) {
+      g->memory = device_memory(st_.res.device, g->bytes());
+      if (st_.recorder && v >= 0) st_.recorder->allocated(v, g->memory);
+    }
+    return *put(i, std::move(g));
+  }
+  void set_output(int i, const GpuTensor& t) override {
+    if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
+    put(i, std::make_shared<GpuTensor>(t));
+  }
+  bool half() const override { return st_.c.half(); }
+  const DeviceInfo& device() const override { return st_.c.context().info(); }
+  int64_t attention_chunk() const override { return st_.c.attention_chunk(); }
+  const ops::FusedChecks& fused_checks() const override {
+    if (!st_.opts.fused_checks) fail("runs outside a compiled graph, which keeps fused-node checks");
+    return *st_.opts.fused_checks;
+  }
+  ops::RotaryCache& rotary_cache() const override {
+    if (!st_.opts.rotary) fail("runs outside a compiled graph, which keeps rotary tables");
+    return *st_.opts.rotary;
+  }
+  GpuTensor upload_i32(const std::vector<int32_t>& values) override {
+    Tensor t(DType::Int32, {int64_t(values.size())});
+    std::memcpy(t.raw(), values.data(), values.size() * 4);
+    return st_.upload(t);
+  }
+  GpuTensor upload_f32(const std::vector<float>& values) override {
+    return st_.upload(Tensor::from_f32({int64_t(values.size())}, values));
+  }
+  GpuTensor temp_words(size_t words) override {
+    GpuTensor g;
+    g.dtype = DType::Int32;
+    g.shape = {int64_t(std::max<size_t>(words, 1))};
+    g.memory = device_memory(st_.res.device, g.bytes());
+    return g;
+  }
+  void dispatch(const std::string& shader, const std::vector<int32_t>& spec, const std::vector<Binding>& bindings,
+                const void* push, uint32_t push_bytes, uint32_t gx, uint32_t gy, uint32_t gz) override {
+    const Pipeline& p = st_.c.context().pipeline(shader, half(), spec, uint32_t(bindings.size()));
+    std::vector<BufferRange> ranges;
+    for (const Binding& b : bindings) ranges.push_back(b.tensor->range(b.write));
+    st_.res.rec.dispatch(p, ranges, push, push_bytes, gx, gy, gz);
+  }
+  void dispatch_elements(const std::string& shader, const std::vector<int32_t>& spec,
+                         const std::vector<Binding>& bindings, void* push, uint32_t push_bytes, uint64_t n,
+                         uint32_t local_size) override {
+    KESTREL_CHECK(push_bytes >= 8, "Vulkan: element-wise push constants must begin with {base, n}");
+    // At most 2^22 invocations per dispatch: a few ms on a desktop GPU, well
+    // under the ~500 ms some mobile drivers allow.
+    const uint64_t chunk = uint64_t(1) << 22;
+    for (uint64_t base = 0; base < n; base += chunk) {
+      uint32_t head[2] = {uint32_t(base), uint32_t(n)};
+      std::memcpy(push, head, sizeof head);
+      uint64_t count = std::min(chunk, n - base);
+      uint32_t gx, gy;
+      grid_for((count + local_size - 1) / local_size, device().max_workgroup_count[0], gx, gy);
+      dispatch(shader, spec, bindings, push, push_bytes, gx, gy, 1);
+    }
+  }
+
+  std::vector<int> produced;  // value ids this attempt set (undone if it falls back)
+
+ private:
+  std::shared_ptr<GpuTensor>& put(int i, std::shared_ptr<GpuTensor> g) {
+    int v = node.outputs[size_t(i)];
+    if (v < 0) return scratch_ = std::move(g);
+    produced.push_back(v);
+    return st_.gpu[size_t(v)] = std::move(g);
+  }
+  const VkOpDef& def_;
+  RunState& st_;
+  std::shared_ptr<GpuTensor> scratch_;
+};
+
+}  // namespace
+
+void RunState::run_gpu(size_t i, const VkOpDef& def) {
+  const ir::Node& n = g().nodes[i];
+  std::vector<int> host_needed;
+  for (int k : def.host_inputs)
+    if (k < int(n.inputs.size()) && n.inputs[size_t(k)] >= 0) host_needed.push_back(n.inputs[size_t(k)]);
+  to_host(host_needed);
+  VkOpContext ctx(n, def, *this);
+  auto undo = [&] {
+    for (int v : ctx.produced) gpu[size_t(v)].reset();
+  };
+  try {
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int v = n.inputs[k];
+      if (v < 0 || std::count(def.host_inputs.begin(), def.host_inputs.end(), int(k))) continue;
+      to_device(v);
+    }
+    def.record(ctx);
+  } catch (Unsupported&) {
+    undo();
+    throw;
+  } catch (const OutOfDeviceMemory& e) {
+    // Past the budget or the device's memory: this node runs on the CPU
+    // (what it recorded writes only memory given back with its outputs).
+    undo();
+    throw Unsupported{e.what(), /*passing=*/true};
+  } catch (const PipelineFailed& e) {
+    undo();
+    throw Unsupported{e.what(), /*passing=*/true};
+  } catch (const DeviceLost&) {
+    throw;  // the whole run moves to the CPU (VulkanCompiled::run)
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind("node '", 0) == 0) throw;
+    fail(n.where(), ": ", msg);
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k)
+    if (n.outputs[k] >= 0 && !gpu[size_t(n.outputs[k])])
+      fail(n.where(), ": Vulkan kernel produced no value for output ", k);
+}
+
+double estimated_flops(const ir::Node& n, const RunState& st) {
+  std::vector<Shape> in = st.shapes_of(n.inputs), out;
+  for (int v : n.outputs) {
+    const std::optional<std::vector<ir::Dim>>* declared = v >= 0 ? &st.g().values[size_t(v)].shape : nullptr;
+    bool known = declared && declared->has_value();
+    Shape s;
+    if (known)
+      for (const ir::Dim& d : **declared) {
+        if (!d.known()) known = false;
+        s.push_back(d.value);
+      }
+    out.push_back(known ? std::move(s) : (in.empty() ? Shape{} : in[0]));
+  }
+  return backends::node_flops(n, in, out);
+}
+
+
+void trace_node(RunState& st, size_t i, int level, bool on_gpu, double ms, const std::string& cpu_reason,
+                const std::vector<Shape>& in_shapes, const std::vector<Shape>& out_shapes) {
+  const ir::Node& n = st.g().nodes[i];
+  std::string ins, outs;
+  for (const Shape& s : in_shapes) ins += (ins.empty() ? "" : " ") + shape_str(s);
+  for (const Shape& s : out_shapes) outs += (outs.empty() ? "" : " ") + shape_str(s);
+  if (level >= 2) {
+    st.to_host(n.outputs);
+    for (int v : n.outputs)
+      if (v >= 0) outs += value_range(st.host[size_t(v)]);
+  }
+  std::fprintf(stderr, "[kestrel trace] %4zu %-22s %-4s %9.3f ms  in %s -> %s%s%s\n", i, n.op_type.c_str(),
+               on_gpu ? "gpu" : "cpu", ms, ins.c_str(), outs.c_str(), on_gpu ? "" : "  (",
+               on_gpu ? "" : (cpu_reason + ")").c_str());
+}
+
+}  // namespace kestrel::vulkan

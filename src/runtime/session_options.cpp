@@ -1,0 +1,39 @@
+#include "runtime/session_options.h"
+
+#include "core/error.h"
+
+namespace kestrel {
+
+BackendChoice parse_backend(const std::string& b) {
+  if (b == "auto") return BackendChoice::Auto;
+  if (b == "cpu") return BackendChoice::Cpu;
+  if (b == "vulkan") return BackendChoice::Vulkan;
+  fail("unknown backend '", b, "' (this build has: auto, cpu, vulkan)");
+}
+
+Precision parse_precision(const std::string& p) {
+  if (p == "auto") return Precision::Auto;
+  if (p == "fp32") return Precision::Fp32;
+  if (p == "fp16") return Precision::Fp16;
+  fail("unknown precision '", p, "' (use fp32, fp16 or auto)");
+}
+
+const char* name_of(BackendChoice b) {
+  switch (b) {
+    case BackendChoice::Cpu: return "cpu";
+    case BackendChoice::Vulkan: return "vulkan";
+    case BackendChoice::Auto: break;
+  }
+  return "auto";
+}
+
+const char* name_of(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Fp16: return "fp16";
+    case Precision::Auto: break;
+  }
+  return "auto";
+}
+
+}  // namespace kestrel
