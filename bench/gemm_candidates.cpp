@@ -7,6 +7,7 @@
 // (its own MLAS GEMM) on the same shapes.
 //   gemm_candidates [--threads N] [--json] [--models DIR]
 #include <cblas.h>
+#include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <onnx/onnx_pb.h>
@@ -105,8 +106,8 @@ int main(int argc, char** argv) {
     }, runs);
     double gflop = 2.0 * s.m * s.n * s.k / 1e9;
     if (json)
-      std::printf("{\"m\": %d, \"n\": %d, \"k\": %d, \"what\": \"%s\", \"openblas_ms\": %.3f, \"onednn_ms\": %.3f}\n", s.m,
-                  s.n, s.k, s.what, blas, dnnl);
+      std::printf("%s\n", nlohmann::ordered_json{{"m", s.m}, {"n", s.n}, {"k", s.k}, {"what", s.what},
+                                                {"openblas_ms", blas}, {"onednn_ms", dnnl}}.dump().c_str());
     else
       std::printf("| %dx%dx%d | %s | %.2f | %.2f | %.1f | %.1f |\n", s.m, s.n, s.k, s.what, blas, dnnl,
                   gflop / blas * 1e3, gflop / dnnl * 1e3);

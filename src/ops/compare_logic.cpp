@@ -1,5 +1,5 @@
 // Broadcasting comparisons (Equal Greater GreaterOrEqual Less LessOrEqual)
-// and boolean logic (And Or Xor); all produce bool.
+// and boolean logic (And Or Xor Not); all produce bool.
 #include "ops/elementwise.h"
 
 namespace kestrel::ops {
@@ -41,6 +41,12 @@ void run_xor(KernelContext& ctx) {
   to_bool_binary<Types<bool>>(ctx, [](bool a, bool b) { return a != b; });
 }
 
+void run_not(KernelContext& ctx) {
+  Types<bool>::dispatch(ctx, ctx.input(0).dtype(), "input", [&](auto*) {
+    unary<bool, bool>(ctx, [](bool x) { return !x; });
+  });
+}
+
 }  // namespace
 
 KESTREL_OP(Equal, {.min_opset = 7, .run = run_equal});
@@ -51,5 +57,6 @@ KESTREL_OP(LessOrEqual, {.min_opset = 12, .run = run_less_equal});
 KESTREL_OP(And, {.min_opset = 7, .run = run_and});
 KESTREL_OP(Or, {.min_opset = 7, .run = run_or});
 KESTREL_OP(Xor, {.min_opset = 7, .run = run_xor});
+KESTREL_OP(Not, {.run = run_not});
 
 }  // namespace kestrel::ops

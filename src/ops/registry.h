@@ -92,6 +92,7 @@ struct OpDef {
   // rescales them (ConvInteger, MatMulInteger): a graph with it keeps
   // float32 storage.
   bool needs_fp32_storage = false;
+  const char* file = "";  // the source file that registers it (KESTREL_OP sets it)
 };
 
 // Returns true so it can initialise a static.
@@ -110,6 +111,7 @@ std::vector<const OpDef*> all_ops();
   static const bool KESTREL_OP_CAT(kestrel_registered_, __LINE__) = [] {              \
     ::kestrel::ops::OpDef d __VA_ARGS__;                                             \
     d.name = #NAME;                                                                   \
+    d.file = __FILE__;                                                                \
     return ::kestrel::ops::register_op(d);                                            \
   }()
 

@@ -1,5 +1,5 @@
 // Unary math ops: Abs Neg Sign Ceil Floor Round Sqrt Reciprocal Exp Log, the
-// trigonometric and hyperbolic functions, Erf, and the predicates Not IsNaN IsInf.
+// trigonometric and hyperbolic functions, Erf, and the predicates IsNaN IsInf.
 #include "ops/elementwise.h"
 
 namespace kestrel::ops {
@@ -74,12 +74,6 @@ KESTREL_FLOAT_UNARY(tanh, fast_tanh(x))
 KESTREL_FLOAT_UNARY(erf, fast_erf(x))
 #undef KESTREL_FLOAT_UNARY
 
-void run_not(KernelContext& ctx) {
-  Types<bool>::dispatch(ctx, ctx.input(0).dtype(), "input", [&](auto*) {
-    unary<bool, bool>(ctx, [](bool x) { return !x; });
-  });
-}
-
 void run_isnan(KernelContext& ctx) {
   Floats::dispatch(ctx, ctx.input(0).dtype(), "input", [&](auto* tag) {
     KESTREL_EW_TYPE(tag);
@@ -121,7 +115,6 @@ KESTREL_OP(Acosh, {.min_opset = 9, .run = run_acosh});
 KESTREL_OP(Atanh, {.min_opset = 9, .run = run_atanh});
 KESTREL_OP(Tanh, {.run = run_tanh});
 KESTREL_OP(Erf, {.min_opset = 9, .run = run_erf});
-KESTREL_OP(Not, {.run = run_not});
 KESTREL_OP(IsNaN, {.min_opset = 9, .run = run_isnan});
 KESTREL_OP(IsInf, {.min_opset = 10, .run = run_isinf});
 

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "backends/backend.h"
@@ -16,6 +18,7 @@
 #include "backends/vulkan/vulkan_backend.h"
 #include "harness.h"
 #include "onnx/loader.h"
+#include "ops/registry.h"
 #include "runtime/config.h"
 
 using namespace kestrel;
@@ -280,4 +283,23 @@ TEST(BackendOps, EveryVulkanKernelHasAParityCase) {
     if (!found) missing += " " + (def->domain.empty() ? "" : def->domain + ".") + def->name;
   }
   EXPECT_EQ(missing, "") << "Vulkan kernels without a parity case:" << missing;
+}
+
+// One grep finds every implementation of an op: its Vulkan kernel lives in
+// backends/vulkan/ops/<f>.cpp where the op itself is defined in <f>.cpp
+// (src/ops/, or backends/cpu/ for the fused encoders).
+TEST(BackendOps, EveryVulkanKernelFileIsNamedLikeItsOpFile) {
+  auto base = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  std::string wrong;
+  for (const vulkan::VkOpDef* def : vulkan::all_vk_ops()) {
+    std::set<std::string> cpu_files;
+    for (const ops::OpDef* op : ops::all_ops())
+      if (op->name == def->name && op->domain == def->domain) cpu_files.insert(base(op->file));
+    if (!cpu_files.count(base(def->file))) {
+      wrong += "\n  " + def->name + ": " + base(def->file) + " (its op:";
+      for (const std::string& f : cpu_files) wrong += " " + f;
+      wrong += ")";
+    }
+  }
+  EXPECT_EQ(wrong, "") << "Vulkan kernels in a file named unlike their op's:" << wrong;
 }

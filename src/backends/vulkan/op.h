@@ -146,6 +146,7 @@ struct VkOpDef {
   CheckFn check = nullptr;         // optional
   std::vector<int> host_inputs;    // inputs read on the host (shapes, axes, pads, scales)
   bool half_ok = true;             // false: the node runs on the CPU in float16 runs
+  const char* file = "";           // the source file that registers it (KESTREL_VK_OP sets it)
 };
 
 bool register_vk_op(VkOpDef def);
@@ -168,6 +169,7 @@ Dims6 broadcast_strides6(const Shape& s, const Shape& out);
   static const bool KESTREL_VK_CAT(kestrel_vk_registered_, __LINE__) = [] {                            \
     ::kestrel::vulkan::VkOpDef d __VA_ARGS__;                                                          \
     d.name = #Name;                                                                                    \
+    d.file = __FILE__;                                                                                 \
     return ::kestrel::vulkan::register_vk_op(std::move(d));                                            \
   }()
 

@@ -1,6 +1,7 @@
-// Conv (1-D and 2-D, float): depthwise convolutions run a direct kernel
-// (shaders/conv_depthwise.comp), everything else an implicit GEMM with
-// shared-memory tiles (shaders/conv_gemm.comp), split into bounded dispatches.
+// Conv (1-D and 2-D, float) and ConvInteger, as src/ops/conv.cpp has them.
+// Conv: depthwise convolutions run a direct kernel (shaders/conv_depthwise.comp),
+// everything else an implicit GEMM with shared-memory tiles
+// (shaders/conv_gemm.comp), split into bounded dispatches.
 #include <algorithm>
 
 #include "backends/vulkan/ops/conv_common.h"
@@ -50,8 +51,49 @@ void record_conv(OpContext& ctx) {
                     sizeof p, &p.tile0);
 }
 
+// ConvInteger: uint8/int8 input and weights (packed four to a word), zero
+// points subtracted, exact int32 sums (shaders/conv_integer.comp). The input
+// and its zero point usually come from DynamicQuantizeLinear on the device;
+// the weight zero point is read on the host (a weight).
+struct IntPush {
+  Window2DPush win;
+  int32_t C, Cg, Mg, K, groups, tile0, has_x_zero_point;
+};
+
+void record_conv_integer(OpContext& ctx) {
+  const GpuTensor& X = ctx.input(0);
+  const GpuTensor& Wt = ctx.input(1);
+  if (!X.is_byte() || !Wt.is_byte())
+    ctx.unsupported("ConvInteger of ", dtype_name(X.dtype), " and ", dtype_name(Wt.dtype), " (8-bit only)");
+  const ConvSetup s = conv_setup(ctx, X.shape, Wt.shape);
+  const bool has_xzp = ctx.has_input(2);
+  if (has_xzp && (ctx.input(2).numel() != 1 || ctx.input(2).dtype != X.dtype))
+    ctx.fail("x_zero_point must be one ", dtype_name(X.dtype), ", got ", dtype_name(ctx.input(2).dtype), " ",
+             shape_str(ctx.input(2).shape));
+  std::vector<int32_t> wzp = {0};
+  if (ctx.has_input(3)) {
+    const Tensor& z = ctx.host_input(3);
+    if (z.dtype() != Wt.dtype || (z.numel() != 1 && z.numel() != s.M))
+      ctx.fail("w_zero_point must be one ", dtype_name(Wt.dtype), " or one per output channel (", s.M, "), got ",
+               dtype_name(z.dtype()), " ", shape_str(z.shape()));
+    wzp.clear();
+    for (int64_t v : z.to_i64()) wzp.push_back(int32_t(v));
+  }
+  require_int32_sizes(ctx, {X.numel(), Wt.numel(), shape_numel(s.out)});
+  GpuTensor& Y = ctx.output(0, DType::Int32, s.out);
+  if (Y.numel() == 0) return;
+  GpuTensor wz = ctx.upload_i32(wzp);
+  const GpuTensor& xz = has_xzp ? ctx.input(2) : X;  // bound but unread without a zero point
+  IntPush p{window_push(s.g), int32_t(s.C), int32_t(s.Cg), int32_t(s.Mg), int32_t(s.Cg * s.g.kernel_size()),
+            int32_t(s.group), 0, has_xzp};
+  record_conv_tiles(ctx, s, "conv_integer",
+                    {X.dtype == DType::Int8, Wt.dtype == DType::Int8, wzp.size() > 1},
+                    {In(X), In(Wt), In(xz), In(wz), Out(Y)}, &p, sizeof p, &p.tile0);
+}
+
 }  // namespace
 
 KESTREL_VK_OP(Conv, {.record = record_conv});
+KESTREL_VK_OP(ConvInteger, {.min_opset = 10, .record = record_conv_integer, .host_inputs = {3}});
 
 }  // namespace kestrel::vulkan

@@ -1,15 +1,12 @@
-// Data-movement kernels that are strided copies (shaders/copy_nd.comp, and
-// shaders/transpose2d.comp for batched 2-D transposes): Transpose, Concat,
-// Split, Slice, Expand, Tile, DepthToSpace and SpaceToDepth. Semantics follow
-// the CPU kernels in src/ops (transpose.cpp, concat_split.cpp, slice.cpp,
-// expand_tile.cpp, depth_space.cpp).
+// The strided copy every data-movement kernel records (shaders/copy_nd.comp,
+// and shaders/transpose2d.comp for batched 2-D transposes), with its view
+// simplification: Transpose, Concat, Split, Slice, Expand, Tile, DepthToSpace
+// and SpaceToDepth (each in the file named like its op's in src/ops/) are
+// views over it.
 #include <algorithm>
 #include <climits>
 
-#include "backends/vulkan/ops/geom_context.h"
 #include "backends/vulkan/ops/movement.h"
-#include "ops/slice_util.h"
-#include "ops/split_util.h"
 
 namespace kestrel::vulkan {
 
@@ -134,162 +131,5 @@ void record_copy(OpContext& ctx, const GpuTensor& src, const GpuTensor& dst, con
   ctx.dispatch_elements("copy_nd", {wide(src), tile ? 1 : 0, int32_t(std::max<size_t>(1, v.dims.size()))},
                         {In(src), Out(dst)}, &p, sizeof p, uint64_t(n));
 }
-
-namespace {
-
-void transpose(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  int r = int(x.shape.size());
-  std::vector<int64_t> perm = ctx.node.attr_ints("perm");
-  if (perm.empty())
-    for (int k = r - 1; k >= 0; --k) perm.push_back(k);
-  if (int(perm.size()) != r) ctx.fail("perm ", shape_str(perm), " does not match input ", shape_str(x.shape));
-  std::vector<bool> seen(size_t(r), false);
-  Shape out;
-  std::vector<int64_t> in_st = row_strides(x.shape), st;
-  for (int64_t p : perm) {
-    int a = norm_axis(ctx, p, r);
-    if (seen[size_t(a)]) ctx.fail("perm ", shape_str(perm), " repeats axis ", a);
-    seen[size_t(a)] = true;
-    out.push_back(x.shape[size_t(a)]);
-    st.push_back(in_st[size_t(a)]);
-  }
-  GpuTensor& y = ctx.output(0, x.dtype, out);
-  record_copy(ctx, x, y, dense_view(out, st));
-}
-
-void concat(OpContext& ctx) {
-  const GpuTensor& first = ctx.input(0);
-  int r = int(first.shape.size());
-  if (!ctx.node.has("axis")) ctx.fail("the axis attribute is required");
-  int axis = norm_axis(ctx, ctx.node.attr_i("axis", 0), r);
-  Shape out = first.shape;
-  out[size_t(axis)] = 0;
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    const GpuTensor& t = ctx.input(i);
-    if (t.dtype != first.dtype)
-      ctx.fail("input ", i, " is ", dtype_name(t.dtype), " but input 0 is ", dtype_name(first.dtype));
-    bool ok = int(t.shape.size()) == r;
-    for (int k = 0; ok && k < r; ++k) ok = k == axis || t.shape[size_t(k)] == first.shape[size_t(k)];
-    if (!ok) ctx.fail("input ", i, " ", shape_str(t.shape), " does not match input 0 ", shape_str(first.shape));
-    out[size_t(axis)] += t.shape[size_t(axis)];
-  }
-  require_i32_indexing(ctx, shape_numel(out));
-  GpuTensor& y = ctx.output(0, first.dtype, out);
-  std::vector<int64_t> out_st = row_strides(out);
-  int64_t at = 0;
-  // One copy per input into its slice of the output.
-  for (int i = 0; i < ctx.num_inputs(); ++i) {
-    const GpuTensor& t = ctx.input(i);
-    CopyView v;
-    v.dims = t.shape;
-    v.src_strides = row_strides(t.shape);
-    v.dst_strides = out_st;
-    v.dst_base = at * out_st[size_t(axis)];
-    record_copy(ctx, t, y, v);
-    at += t.shape[size_t(axis)];
-  }
-}
-
-void split(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  int axis = norm_axis(ctx, ctx.node.attr_i("axis", 0), int(x.shape.size()));
-  std::vector<int64_t> given;
-  bool has_split = ints_from_input_or_attr(ctx, 1, 13, "split", given);
-  GeomContext g(ctx.node);
-  std::vector<int64_t> sizes =
-      ops::split_sizes(g, x.shape[size_t(axis)], has_split ? std::optional(given) : std::nullopt);
-  std::vector<int64_t> in_st = row_strides(x.shape);
-  int64_t start = 0;
-  for (int i = 0; i < ctx.num_outputs(); ++i) {
-    Shape out = x.shape;
-    out[size_t(axis)] = sizes[size_t(i)];
-    GpuTensor& y = ctx.output(i, x.dtype, out);
-    record_copy(ctx, x, y, dense_view(out, in_st, start * in_st[size_t(axis)]));
-    start += sizes[size_t(i)];
-  }
-}
-
-void slice(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  GeomContext g(ctx.node);
-  ops::SliceArgs args = ops::read_slice_args(
-      g, [&](int i) { return ctx.has_input(i); }, [&](int i, const char*) { return host_ints(ctx, i); });
-  ops::SliceView v = ops::slice_view(g, x.shape, std::move(args));
-  if (v.widest_step > INT32_MAX || v.widest_step < -INT32_MAX)
-    ctx.unsupported("step ", v.widest_step, " is past int32 indexing");
-  GpuTensor& y = ctx.output(0, x.dtype, v.out);
-  record_copy(ctx, x, y, dense_view(v.out, v.strides, v.base));
-}
-
-void expand(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  Shape out = broadcast_pair(ctx, x.shape, host_ints(ctx, 1));
-  require_rank(ctx, out);
-  GpuTensor& y = ctx.output(0, x.dtype, out);
-  Dims6 s = broadcast_strides6(x.shape, out);
-  record_copy(ctx, x, y, dense_view(out, std::vector<int64_t>(s.d + kMaxRank - out.size(), s.d + kMaxRank)));
-}
-
-void tile(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  std::vector<int64_t> reps = host_ints(ctx, 1);
-  if (reps.size() != x.shape.size())
-    ctx.fail("repeats ", shape_str(reps), " must have one entry per axis of input ", shape_str(x.shape));
-  Shape out;
-  for (size_t k = 0; k < reps.size(); ++k) {
-    if (reps[k] < 0) ctx.fail("repeats ", shape_str(reps), " has a negative entry");
-    out.push_back(reps[k] * x.shape[k]);
-  }
-  require_i32_indexing(ctx, shape_numel(out));
-  GpuTensor& y = ctx.output(0, x.dtype, out);
-  CopyView v = dense_view(out, row_strides(x.shape));
-  v.src_mod = x.shape;
-  record_copy(ctx, x, y, v);
-}
-
-struct Nchw {
-  int64_t n, c, h, w, b;
-};
-Nchw nchw(const OpContext& ctx, const GpuTensor& x) {
-  if (x.shape.size() != 4) ctx.fail("input must be 4-D (NCHW), got ", shape_str(x.shape));
-  int64_t b = ctx.node.attr_i("blocksize", 0);
-  if (b <= 0) ctx.fail("blocksize must be positive, got ", b);
-  return {x.shape[0], x.shape[1], x.shape[2], x.shape[3], b};
-}
-
-void depth_to_space(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  auto [n, c, h, w, b] = nchw(ctx, x);
-  if (c % (b * b)) ctx.fail("channels ", c, " are not divisible by blocksize^2 = ", b * b);
-  int64_t oc = c / (b * b), hw = h * w;
-  bool crd = ctx.node.opset >= 11 && ctx.node.attr_s("mode", "DCR") == "CRD";
-  // Output viewed as [n, oc, h, b1, w, b2]; the input channel is
-  // b1*b*oc + b2*oc + c' (DCR) or c'*b*b + b1*b + b2 (CRD).
-  int64_t s_oc = crd ? b * b * hw : hw, s_b1 = crd ? b * hw : b * oc * hw, s_b2 = crd ? hw : oc * hw;
-  GpuTensor& y = ctx.output(0, x.dtype, {n, oc, h * b, w * b});
-  record_copy(ctx, x, y, dense_view({n, oc, h, b, w, b}, {c * hw, s_oc, w, s_b1, 1, s_b2}));
-}
-
-void space_to_depth(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  auto [n, c, h, w, b] = nchw(ctx, x);
-  if (h % b || w % b) ctx.fail("spatial size ", h, "x", w, " is not divisible by blocksize ", b);
-  int64_t oh = h / b, ow = w / b;
-  // Output viewed as [n, b1, b2, c, oh, ow] reading x[n, c, oh*b + b1, ow*b + b2].
-  GpuTensor& y = ctx.output(0, x.dtype, {n, c * b * b, oh, ow});
-  record_copy(ctx, x, y, dense_view({n, b, b, c, oh, ow}, {c * h * w, w, 1, h * w, b * w, b}));
-}
-
-}  // namespace
-
-KESTREL_VK_OP(Transpose, {.record = transpose});
-KESTREL_VK_OP(Concat, {.record = concat});
-KESTREL_VK_OP(Split, {.record = split, .host_inputs = {1}});
-KESTREL_VK_OP(Slice, {.record = slice, .host_inputs = {1, 2, 3, 4}});
-KESTREL_VK_OP(Expand, {.min_opset = 8, .record = expand, .host_inputs = {1}});
-KESTREL_VK_OP(Tile, {.min_opset = 6, .record = tile, .host_inputs = {1}});
-KESTREL_VK_OP(DepthToSpace, {.record = depth_to_space});
-KESTREL_VK_OP(SpaceToDepth, {.record = space_to_depth});
 
 }  // namespace kestrel::vulkan

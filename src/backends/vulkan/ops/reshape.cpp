@@ -1,6 +1,5 @@
-// Reshape, Flatten, Squeeze, Unsqueeze and inference Dropout: new shapes over
-// the same device memory (no dispatch). Shapes come from src/ops/reshape_util.h,
-// as on the CPU; Dropout follows src/ops/identity.cpp.
+// Reshape, Flatten, Squeeze and Unsqueeze: new shapes over the same device
+// memory (no dispatch). Shapes come from src/ops/reshape_util.h, as on the CPU.
 #include "backends/vulkan/ops/geom_context.h"
 #include "backends/vulkan/ops/movement.h"
 #include "ops/reshape_util.h"
@@ -45,20 +44,11 @@ void unsqueeze(OpContext& ctx) {
   alias(ctx, x, ops::unsqueeze_shape(g, x.shape, axes));
 }
 
-// Inference: the output is the input. The mask (all true) is left to the CPU.
-void dropout(OpContext& ctx) {
-  if (ctx.num_outputs() > 1 && ctx.node.outputs[1] >= 0) ctx.unsupported("the mask output is made on the CPU");
-  if (ctx.has_input(2) && ctx.host_input(2).to_f32().at(0) != 0)
-    ctx.fail("training_mode=true is not supported (Kestrel runs inference only)");
-  ctx.set_output(0, ctx.input(0));
-}
-
 }  // namespace
 
 KESTREL_VK_OP(Reshape, {.min_opset = 5, .record = reshape, .host_inputs = {1}});
 KESTREL_VK_OP(Flatten, {.record = flatten});
 KESTREL_VK_OP(Squeeze, {.record = squeeze, .host_inputs = {1}});
 KESTREL_VK_OP(Unsqueeze, {.record = unsqueeze, .host_inputs = {1}});
-KESTREL_VK_OP(Dropout, {.record = dropout, .host_inputs = {1, 2}});
 
 }  // namespace kestrel::vulkan
