@@ -35,15 +35,7 @@ class ScopedEnv {
   std::string old_;
 };
 
-std::string error_of(const SessionOptions& o) {
-  try {
-    runtime::Config::of(o);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
+// The message of the Error f throws ("" when it throws none).
 template <typename F>
 std::string message_of(F f) {
   try {
@@ -52,6 +44,10 @@ std::string message_of(F f) {
     return e.what();
   }
   return "";
+}
+
+std::string error_of(const SessionOptions& o) {
+  return message_of([&] { runtime::Config::of(o); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "backends/backend.h"
+#include "cli_helpers.h"
 #include "core/npy.h"
 #include "families/families.h"
 #include "onnx/loader.h"
@@ -391,14 +392,9 @@ TEST(Families, AModernBertMaskThatIsNotRightPaddingIsRefused) {
 }
 
 TEST(Families, InspectReportsTheFamilyItsSpecAndItsShareOfTheFlops) {
-  std::string cmd = std::string(KESTREL_BINARY_DIR) + "/kestrel inspect " + fixture("dinov2_registers", "dynamo.onnx") +
-                    " --json 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_TRUE(p);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  ASSERT_EQ(pclose(p), 0) << out;
+  const auto [status, out] = test::run_kestrel("inspect " + fixture("dinov2_registers", "dynamo.onnx") + " --json 2>&1");
+  ASSERT_NE(status, -1) << "the shell did not start";
+  ASSERT_EQ(status, 0) << out;
   const nlohmann::json j = nlohmann::json::parse(out);  // throws (fails the test) on anything but JSON
   ASSERT_EQ(j["families"].size(), 1u) << out;
   const nlohmann::json& f = j["families"][0];

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/kestrel.h"
+#include "cli_helpers.h"
 #include "core/npy.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
@@ -452,15 +453,8 @@ std::pair<int, std::string> cli_run_with_dim(const std::string& dim) {
   add_input(g, "x", {"N", 4});
   add_node(g, "Identity", {"x"}, {"y"}, "id");
   add_output(g, "y");
-  std::string path = (fs::temp_directory_path() / ("kestrel_hostile_dim_" + std::to_string(getpid()) + ".onnx")).string();
-  std::ofstream(path, std::ios::binary) << bytes_of(m);
-  std::string cmd = std::string(KESTREL_BINARY_DIR) + "/kestrel run " + path + " --backend cpu --dim '" + dim + "' 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
-  fs::remove(path);
+  const ModelFile file(m, "hostile_dim");
+  const auto [status, out] = run_kestrel("run " + file.path + " --backend cpu --dim '" + dim + "' 2>&1");
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
 }
 

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "api/kestrel.h"
+#include "cli_helpers.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
 #include "vulkan_tests_switch.h"
@@ -123,17 +124,6 @@ std::string error_of(F&& run) {
   ADD_FAILURE() << "the run succeeded, but an Error was expected";
   return "";
 }
-
-// A model file under the temp folder, removed when this goes.
-struct ModelFile {
-  std::string path;
-  explicit ModelFile(const onnx::ModelProto& m, const std::string& tag)
-      : path((fs::temp_directory_path() / ("kestrel_run_limits_" + tag + "_" + std::to_string(getpid()) + ".onnx"))
-                 .string()) {
-    std::ofstream(path, std::ios::binary) << bytes_of(m);
-  }
-  ~ModelFile() { fs::remove(path); }
-};
 
 }  // namespace
 
@@ -359,13 +349,8 @@ TEST(ThreadLimits, CApiRefusesThreadCountsOutOfRange) {
 
 TEST(ThreadLimits, CliRefusesThreadCountsOutOfRange) {
   ModelFile file(loop_model(3), "cli_threads");
-  std::string cmd = std::string(KESTREL_BINARY_DIR) + "/kestrel run " + file.path + " --backend cpu --threads 100000 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
+  const auto [status, out] = run_kestrel("run " + file.path + " --backend cpu --threads 100000 2>&1");
+  ASSERT_NE(status, -1) << "the shell did not start";
   ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal: " << out;  // libgomp used to abort here
   EXPECT_EQ(WEXITSTATUS(status), 1) << out;
   EXPECT_THAT(out, HasSubstr("--threads must be 0 (all cores) to 1024, got 100000"));

@@ -29,14 +29,6 @@ using namespace kestrel::test;
 
 namespace {
 
-std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32") {
-  SessionOptions o;
-  o.backend = BackendChoice::Vulkan;
-  o.precision = parse_precision(precision);
-  o.threads = 1;
-  return Session::load_bytes(bytes.data(), bytes.size(), o);
-}
-
 size_t resident_kb() {
   std::ifstream f("/proc/self/statm");
   size_t pages = 0, rss = 0;

@@ -7,13 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <onnx/onnx_pb.h>
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
 #include "backends/vulkan/graph_runner.h"
+#include "cli_helpers.h"
 #include "onnx/loader.h"
 #include "onnx_builders.h"
 #include "runtime/config.h"
@@ -26,14 +21,6 @@ using namespace kestrel::test;
 using vulkan::Learned;
 
 namespace {
-
-std::unique_ptr<Session> vulkan_session(const std::string& bytes) {
-  SessionOptions o;
-  o.backend = BackendChoice::Vulkan;
-  o.precision = Precision::Fp32;
-  o.threads = 1;
-  return Session::load_bytes(bytes.data(), bytes.size(), o);
-}
 
 // x[1,1,h,w] -> MaxPool 2x2 with its Indices output, which the Vulkan kernel
 // refuses when it records (the node runs on the CPU), -> Relu on the GPU.
@@ -102,9 +89,9 @@ TEST(VulkanPartition, FirstRunAtASignatureTeachesTheRunsAfterIt) {
   EXPECT_EQ(c.graph->planned_placement()->gpu_nodes, 2);
   backends::RunOptions ro;
   const Tensor x = grid(128, 192);  // the pooled 64x96 is past the small-host bound of 4,096 elements
-  EXPECT_FALSE(part.learned({x}));
+  EXPECT_FALSE(part.learned(backends::signature_of({x})));
   auto first = c.graph->run({x}, ro);
-  auto verdicts = part.learned({x});
+  auto verdicts = part.learned(backends::signature_of({x}));
   ASSERT_TRUE(verdicts);
   ASSERT_EQ(verdicts->node.size(), 2u);
   EXPECT_EQ(verdicts->node[0], Learned::Cpu);
@@ -122,7 +109,7 @@ TEST(VulkanPartition, FirstRunAtASignatureTeachesTheRunsAfterIt) {
   EXPECT_EQ(c.graph->placement()->gpu_nodes, 1);
   EXPECT_EQ(c.graph->placement()->cpu_reasons, learned_run.cpu_reasons);
   EXPECT_EQ(part.learned_signatures(), 1u);
-  EXPECT_EQ(part.learned({x}).get(), verdicts.get());
+  EXPECT_EQ(part.learned(backends::signature_of({x})).get(), verdicts.get());
 
   // Another signature is learned on its own.
   c.graph->run({grid(32, 48)}, ro);
@@ -136,14 +123,14 @@ TEST(VulkanPartition, SmallHostWorkIsLearnedPerSignature) {
   Compiled c = compile(chain_model(4));
   backends::RunOptions ro;
   c.graph->run({ramp(4)}, ro);
-  auto small = c.graph->partition().learned({ramp(4)});
+  auto small = c.graph->partition().learned(backends::signature_of({ramp(4)}));
   ASSERT_TRUE(small);
   EXPECT_TRUE(small->all_cpu());
   for (const std::string& why : small->why) EXPECT_EQ(why, vulkan::kSmallHostWork);
 
   Compiled big = compile(chain_model(10000));
   big.graph->run({ramp(10000)}, ro);
-  auto large = big.graph->partition().learned({ramp(10000)});
+  auto large = big.graph->partition().learned(backends::signature_of({ramp(10000)}));
   ASSERT_TRUE(large);
   for (Learned l : large->node) EXPECT_EQ(l, Learned::Gpu);
 }
@@ -157,8 +144,8 @@ TEST(VulkanPartition, LearnedSignaturesAreBounded) {
   const size_t kept = backends::SignatureCache<vulkan::Partition::Verdicts>::kept;
   for (size_t i = 0; i < kept + 3; ++i) c.graph->run({grid(8, 8 + 2 * int64_t(i))}, ro);
   EXPECT_EQ(c.graph->partition().learned_signatures(), kept);
-  EXPECT_FALSE(c.graph->partition().learned({grid(8, 8)})) << "the oldest signature went";
-  EXPECT_TRUE(c.graph->partition().learned({grid(8, 8 + 2 * int64_t(kept + 2))}));
+  EXPECT_FALSE(c.graph->partition().learned(backends::signature_of({grid(8, 8)}))) << "the oldest signature went";
+  EXPECT_TRUE(c.graph->partition().learned(backends::signature_of({grid(8, 8 + 2 * int64_t(kept + 2))})));
 }
 
 // A node that stayed on the CPU for a reason of the moment (here the device
@@ -178,7 +165,7 @@ TEST(VulkanPartition, ARunWithAPassingRefusalTeachesNothing) {
     bool budget = false;
     for (const auto& [why, n] : p->cpu_reasons) budget |= why.find("budget") != std::string::npos;
     EXPECT_TRUE(budget) << "run " << run << ": " << p->summary();
-    EXPECT_FALSE(c.graph->partition().learned({ramp(10000)})) << "run " << run;
+    EXPECT_FALSE(c.graph->partition().learned(backends::signature_of({ramp(10000)}))) << "run " << run;
   }
 }
 
@@ -186,23 +173,13 @@ TEST(VulkanPartition, ARunWithAPassingRefusalTeachesNothing) {
 // run; --run adds one and reports where the nodes ran, with the FLOPs.
 TEST(VulkanPartition, InspectReportsThePartitionWithoutRunning) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("kestrel_partition_" + std::to_string(::getpid()) + ".onnx")).string();
-  {
-    std::ofstream f(path, std::ios::binary);
-    f << chain_model(10000, /*with_topk=*/true);
-  }
+  const ModelFile file(chain_model(10000, /*with_topk=*/true), "partition");
   auto inspect = [&](const std::string& flags) {
-    std::string cmd = std::string(KESTREL_BINARY_DIR) + "/kestrel inspect " + path + " --json --backend vulkan " + flags;
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-    EXPECT_EQ(pclose(p), 0) << out;
+    const auto [status, out] = run_kestrel("inspect " + file.path + " --json --backend vulkan " + flags);
+    EXPECT_EQ(status, 0) << out;
     return nlohmann::json::parse(out)["placement"];
   };
   const nlohmann::json planned = inspect(""), ran = inspect("--run");
-  std::filesystem::remove(path);
   EXPECT_EQ(planned["ran"], false);
   EXPECT_EQ(planned["gpu_nodes"], 5);
   EXPECT_EQ(planned["cpu_reasons"]["no Vulkan kernel for TopK"], 1);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/tensor.h"
+#include "runtime/session.h"
 #include "onnx_builders.h"
 
 namespace kestrel::test {
@@ -70,6 +71,15 @@ inline Tensor ramp(int64_t n) {
   Tensor t(DType::Float32, {1, n});
   for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = float(i % 101) / 25.0f - 2.0f;
   return t;
+}
+
+// A Vulkan session of one thread in `precision` ("fp32", "fp16", "auto").
+inline std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32") {
+  SessionOptions o;
+  o.backend = BackendChoice::Vulkan;
+  o.precision = parse_precision(precision);
+  o.threads = 1;
+  return Session::load_bytes(bytes.data(), bytes.size(), o);
 }
 
 }  // namespace kestrel::test

@@ -32,11 +32,12 @@ std::vector<TensorInfo> infos(const ir::Graph& g, const std::vector<int>& ids) {
 // With --backend: builds a session (weights uploaded, nothing run) and
 // reports its static partition; with --run as well, runs it once on
 // synthesized inputs and reports where each node ran and its share of FLOPs.
-std::optional<backends::PlacementReport> placement_of(const Args& a) {
+std::optional<backends::PlacementReport> placement_of(const Args& a, std::string& summary) {
   if (!a.flags.count("--backend")) return std::nullopt;
   auto s = Session::load(a.positional[0], session_options(a));
   if (a.has("--run")) s->run(make_inputs(*s, a));
   auto p = a.has("--run") ? s->placement() : s->planned_placement();
+  summary = p ? p->summary() : s->placement_summary();
   if (!p) {  // the CPU backend runs everything
     p = backends::PlacementReport{};
     p->device = s->backend_name();
@@ -83,7 +84,8 @@ int cmd_inspect(int argc, char** argv) {
   FamiliesView fam;
   if (bad.empty()) fam = inspect_families(a, g);
   auto ins = infos(g, g.inputs), outs = infos(g, g.outputs);
-  std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a) : std::nullopt;
+  std::string summary;
+  std::optional<backends::PlacementReport> placement = bad.empty() ? placement_of(a, summary) : std::nullopt;
   if (a.has("--json")) {
     Json j{{"ir_version", m.ir_version}, {"producer", m.producer}};
     Json& opsets = j["opsets"] = Json::object();
@@ -113,7 +115,7 @@ int cmd_inspect(int argc, char** argv) {
   if (bad.empty() && placement) {
     std::printf("placement (%s):\n%s\n",
                 placement->ran ? "one run on synthesized inputs" : "static partition, nothing run; --run measures one",
-                placement->summary().c_str());
+                summary.c_str());
   } else if (bad.empty()) {
     std::printf("every node runs on Kestrel (backend: cpu; --backend vulkan shows the GPU split)\n");
   } else {

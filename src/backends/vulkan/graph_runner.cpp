@@ -176,8 +176,10 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
                                                   const backends::RunOptions& opts) const {
   KESTREL_CHECK(inputs.size() == g_.inputs.size(), "graph '", g_.name, "' takes ", g_.inputs.size(), " inputs, got ",
                 inputs.size());
-  // The verdicts the first run at this signature learned (partition.h).
-  const std::shared_ptr<const Partition::Verdicts> known = partition_.learned(inputs);
+  // The verdicts a settled run at this signature learned (partition.h); the
+  // signature also keys the device arena plans.
+  backends::Signature sig = backends::signature_of(inputs);
+  const std::shared_ptr<const Partition::Verdicts> known = partition_.learned(sig);
   if (known && known->all_cpu() && !opts.on_node && trace_ == 0) {
     // A graph of control flow and small tensors (such as Silero VAD's) goes
     // straight to the CPU executor, without device resources or the per-node
@@ -220,7 +222,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   std::optional<backends::ArenaRecorder> recorder;
   res->device.reset_high_water();
   if (!exact_buffers_) {
-    if (auto p = device_arenas_.find(inputs)) {
+    if (auto p = device_arenas_.find(sig)) {
       // When the arena fits none of the blocks the recording grew, they go
       // before it takes one of its own (a reused RunResources holds nothing
       // now). Otherwise they stay: freeing memory has a cost of its own on
@@ -340,13 +342,13 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   if (st.arena_plan) st.report.device_arena_bytes = st.arena_plan->total;
   if (recorder) {
     const size_t align = std::max<size_t>(256, size_t(ctx_->info().min_storage_buffer_offset_alignment));
-    device_arenas_.add(inputs, recorder->finish(align));
+    device_arenas_.add(sig, recorder->finish(align));
   }
   // A run in which some node stayed on the CPU for a reason of the moment
   // teaches nothing: where that node runs next time moves its readers'
   // inputs, and with them whether they are small host work.
   const bool settled = std::none_of(found.node.begin(), found.node.end(), [](Learned l) { return l == Learned::Retry; });
-  if (!known && settled) partition_.learn(inputs, std::move(found));
+  if (!known && settled) partition_.learn(std::move(sig), std::move(found));
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_ = st.report;

@@ -8,8 +8,11 @@ namespace kestrel::vulkan {
 
 const std::string kSmallHostWork = "small tensors already on the host";
 
-std::string static_verdict(const ir::Node& n, const ir::Graph& g, bool half) {
-  const VkOpDef* d = find_vk_op(n.domain, n.op_type, n.opset);
+namespace {
+
+// The reason node n, whose Vulkan kernel is d (null: none), cannot go to the
+// GPU at all ("" when it can).
+std::string static_verdict(const ir::Node& n, const VkOpDef* d, const ir::Graph& g, bool half) {
   if (!d) return "no Vulkan kernel for " + (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
   if (half && !d->half_ok) return n.op_type + " runs in float32 only";
   for (int v : n.outputs)
@@ -19,11 +22,14 @@ std::string static_verdict(const ir::Node& n, const ir::Graph& g, bool half) {
   return "";
 }
 
+}  // namespace
+
 Partition::Partition(const ir::Graph& g, bool half) : kernel_(g.nodes.size()), reason_(g.nodes.size()) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
-    reason_[i] = static_verdict(n, g, half);
-    if (reason_[i].empty()) kernel_[i] = find_vk_op(n.domain, n.op_type, n.opset);
+    const VkOpDef* d = find_vk_op(n.domain, n.op_type, n.opset);
+    reason_[i] = static_verdict(n, d, g, half);
+    if (reason_[i].empty()) kernel_[i] = d;
   }
 }
 

@@ -33,9 +33,6 @@
 
 namespace kestrel::vulkan {
 
-// The reason node n cannot go to the GPU at all ("" when it can).
-std::string static_verdict(const ir::Node& n, const ir::Graph& g, bool half);
-
 // Why a node with a Vulkan kernel still ran on the host.
 extern const std::string kSmallHostWork;
 
@@ -65,8 +62,8 @@ class Partition {
     std::vector<std::string> why;  // for Cpu nodes
     bool all_cpu() const;
   };
-  std::shared_ptr<const Verdicts> learned(const std::vector<Tensor>& inputs) const { return learned_.find(inputs); }
-  void learn(const std::vector<Tensor>& inputs, Verdicts v) const { learned_.add(inputs, std::move(v)); }
+  std::shared_ptr<const Verdicts> learned(const backends::Signature& sig) const { return learned_.find(sig); }
+  void learn(backends::Signature sig, Verdicts v) const { learned_.add(std::move(sig), std::move(v)); }
   size_t learned_signatures() const { return learned_.size(); }
 
  private:
