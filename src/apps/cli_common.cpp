@@ -74,6 +74,7 @@ SessionOptions session_options(const Args& a) {
   SessionOptions o;
   o.backend = parse_backend(a.get("--backend", "auto"));
   o.precision = parse_precision(a.get("--precision", "auto"));
+  o.cpu_kernels = parse_cpu_kernels(a.get("--cpu-kernels", "fast"));
   o.threads = a.get_int("--threads", 0);
   KESTREL_CHECK(o.threads >= 0 && o.threads <= SessionOptions::kMaxThreads, "--threads must be 0 (all cores) to ",
                 SessionOptions::kMaxThreads, ", got ", o.threads);

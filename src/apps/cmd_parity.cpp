@@ -9,7 +9,7 @@
 namespace kestrel::cli {
 
 int cmd_parity(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--threads", "--dim", "--seed"}, {});
+  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--seed"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "parity expects one MODEL argument");
   const std::string& path = a.positional[0];
   auto s = Session::load(path, session_options(a));

@@ -11,6 +11,7 @@ const char* kUsage =
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu|vulkan] [--precision auto|fp32|fp16]\n"
     "      [--threads N] [--dim SYM=N]... [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
     "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
+    "      [--cpu-kernels fast|reference]  (reference: the plain oracle kernels alone, slower; bench and parity take it too)\n"
     "  bench MODEL [--backend ...] [--precision ...] [--threads N] [--runs N] [--json] [--profile]\n"
     "  inspect MODEL [--json] [--backend vulkan [--precision ...] [--run]]  (with --backend: the static GPU/CPU split; --run: of one run)\n"
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"

@@ -24,6 +24,12 @@ enum class Precision {
   Fp16,  // float16 storage, float32 arithmetic
 };
 
+// Which kernels the CPU runs a node with: the CPU backend's fast kernels and
+// products (backends/cpu) where it has them, or only the plain reference
+// kernels of ops/, the oracle the fast ones are checked against (slower;
+// for checking a result and for the parity tests).
+enum class CpuKernels { Fast, Reference };
+
 struct NodeVerdict {
   bool supported = false;
   std::string reason;  // why not, when unsupported
@@ -122,7 +128,7 @@ class Backend {
   virtual std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const = 0;
 };
 
-// The CPU reference backend (always present).
-std::unique_ptr<Backend> make_cpu_backend();
+// The CPU backend (always present).
+std::unique_ptr<Backend> make_cpu_backend(CpuKernels kernels = CpuKernels::Fast);
 
 }  // namespace kestrel::backends

@@ -112,7 +112,7 @@ void run_conv_transpose(KernelContext& ctx) {
       int64_t o1 = std::min(IS, o0 + chunk), nc = o1 - o0;
       col.resize(size_t((m1 - m0) * KS * nc));
       // col[(m1-m0)*KS, nc] = W_g^T[m0*KS:m1*KS, Cg] * X_g[Cg, o0:o1]
-      sgemm_serial(true, false, (m1 - m0) * KS, nc, Cg, 1.f, w + gi * Cg * R + m0 * KS, R, xg + o0, IS, 0.f,
+      sgemm(ctx, true, false, (m1 - m0) * KS, nc, Cg, 1.f, w + gi * Cg * R + m0 * KS, R, xg + o0, IS, 0.f,
                    col.data(), nc);
       col2im(g, col.data(), m1 - m0, o0, o1, yg + m0 * OS);
     }
@@ -121,6 +121,6 @@ void run_conv_transpose(KernelContext& ctx) {
 
 }  // namespace
 
-KESTREL_OP(ConvTranspose, {.min_opset = 1, .run = run_conv_transpose});
+KESTREL_OP(ConvTranspose, {.min_opset = 1, .run = run_conv_transpose, .uses_products = true});
 
 }  // namespace kestrel::ops

@@ -302,6 +302,6 @@ void run_einsum(KernelContext& ctx) {
 
 }  // namespace
 
-KESTREL_OP(Einsum, {.min_opset = 12, .run = run_einsum});
+KESTREL_OP(Einsum, {.min_opset = 12, .run = run_einsum, .uses_products = true});
 
 }  // namespace kestrel::ops

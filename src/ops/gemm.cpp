@@ -75,6 +75,6 @@ void run_gemm(KernelContext& ctx) {
 
 }  // namespace
 
-KESTREL_OP(Gemm, {.min_opset = 7, .run = run_gemm});
+KESTREL_OP(Gemm, {.min_opset = 7, .run = run_gemm, .uses_products = true});
 
 }  // namespace kestrel::ops

@@ -1,34 +1,31 @@
 // Matrix-multiply building blocks for MatMul, Gemm, Einsum and the
-// convolutions: float GEMM on oneDNN, exact int32 GEMM, and the
+// convolutions: the run's float and exact int32 products, and the
 // im2col/col2im lowerings of sliding windows.
 #pragma once
 #include <cstdint>
 
 #include "ops/common.h"
 #include "ops/conv_util.h"
+#include "ops/products.h"
 
 namespace kestrel::ops {
 
-// C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C, all row-major, on
-// oneDNN's SGEMM with the run's threads. Inside a parallel region it runs on
-// the calling thread only (prefer sgemm_serial there, which says so).
-void sgemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-           const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
-// Same on the calling thread only, for use inside parallel_for.
-void sgemm_serial(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
-                  int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
-
-// Many independent GEMMs of one shape: batch b multiplies A + a_off[b] by
-// B + b_off[b] into C + c_off[b]. Small ones run one per thread, large ones
-// one after another with all threads each.
-void sgemm_batched(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
-                   const float* A, int64_t lda, const int64_t* a_off, const float* B, int64_t ldb,
-                   const int64_t* b_off, float* C, int64_t ldc, const int64_t* c_off, int64_t batch);
-
-// C[M,N] = A[M,K] * B[K,N] exactly in int32. The operands are 8-bit values
-// minus their zero points (every entry in [-255, 255]); see igemm_exact.h.
-void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
-           int32_t* C);
+// The run's matrix products (KernelContext::products, products.h), with its
+// thread count. Inside a parallel_for task a product stays on that thread.
+inline void sgemm(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                  const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C, int64_t ldc) {
+  ctx.products().sgemm(ctx.threads(), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+inline void sgemm_batched(const KernelContext& ctx, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                          const float* A, int64_t lda, const int64_t* a_off, const float* B, int64_t ldb,
+                          const int64_t* b_off, float* C, int64_t ldc, const int64_t* c_off, int64_t batch) {
+  ctx.products().sgemm_batched(ctx.threads(), trans_a, trans_b, M, N, K, A, lda, a_off, B, ldb, b_off, C, ldc, c_off,
+                               batch);
+}
+inline void igemm(const KernelContext& ctx, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
+                  int32_t* C) {
+  ctx.products().igemm(ctx.threads(), M, N, K, A, B, C);
+}
 
 // Gathers the windows for output positions [o0, o1) of one image with
 // `channels` channels laid out channel-major (x: channels x in_size) into

@@ -153,8 +153,8 @@ void run_qlinear_matmul(KernelContext& ctx) {
 
 }  // namespace
 
-KESTREL_OP(MatMul, {.min_opset = 1, .run = run_matmul});
-KESTREL_OP(MatMulInteger, {.min_opset = 10, .run = run_matmul_integer, .needs_fp32_storage = true});
-KESTREL_OP(QLinearMatMul, {.min_opset = 10, .run = run_qlinear_matmul});
+KESTREL_OP(MatMul, {.min_opset = 1, .run = run_matmul, .uses_products = true});
+KESTREL_OP(MatMulInteger, {.min_opset = 10, .run = run_matmul_integer, .needs_fp32_storage = true, .uses_products = true});
+KESTREL_OP(QLinearMatMul, {.min_opset = 10, .run = run_qlinear_matmul, .uses_products = true});
 
 }  // namespace kestrel::ops

@@ -1,42 +1,28 @@
 #include "ops/registry.h"
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <map>
-#include <mutex>
 
 namespace kestrel::ops {
 namespace {
-// Registration happens during static initialisation, before main; the map is
-// read-only afterwards.
-std::multimap<std::pair<std::string, std::string>, OpDef>& table() {
-  static std::multimap<std::pair<std::string, std::string>, OpDef> t;
+KernelTable<OpDef>& table() {
+  static KernelTable<OpDef> t;
   return t;
 }
-std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 }  // namespace
 
 bool register_op(OpDef def) {
-  def.domain = canonical_domain(def.domain);
-  table().emplace(std::make_pair(def.domain, def.name), std::move(def));
+  table().add(std::move(def));
   return true;
 }
 
 const OpDef* find_op(const std::string& domain, const std::string& op, int opset) {
-  auto [lo, hi] = table().equal_range({canonical_domain(domain), op});
-  for (auto it = lo; it != hi; ++it)
-    if (opset >= it->second.min_opset && opset <= it->second.max_opset) return &it->second;
-  return nullptr;
+  return table().find(domain, op, opset);
 }
 
 std::string why_unsupported(const std::string& domain, const std::string& op, int opset) {
-  auto [lo, hi] = table().equal_range({canonical_domain(domain), op});
-  if (lo == hi) return "no kernel for this op";
-  std::string ranges;
-  for (auto it = lo; it != hi; ++it)
-    ranges += (ranges.empty() ? "" : ", ") + std::to_string(it->second.min_opset) + ".." +
-              std::to_string(it->second.max_opset);
+  const std::string ranges = table().ranges(domain, op);
+  if (ranges.empty()) return "no kernel for this op";
   return "opset " + std::to_string(opset) + " is not supported (kernel covers " + ranges + ")";
 }
 
@@ -71,11 +57,6 @@ void KernelContext::check_iteration(int64_t done) const {
   if (l.stop_requested()) l.stop("at iteration " + std::to_string(done) + " of " + node.where());
 }
 
-std::vector<const OpDef*> all_ops() {
-  std::vector<const OpDef*> v;
-  for (auto& [k, d] : table()) v.push_back(&d);
-  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return a->name < b->name; });
-  return v;
-}
+std::vector<const OpDef*> all_ops() { return table().all(); }
 
 }  // namespace kestrel::ops

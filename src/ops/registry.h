@@ -15,6 +15,8 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "ops/fused_checks.h"
+#include "ops/kernel_table.h"
+#include "ops/products.h"
 #include "ops/rotary_tables.h"
 
 namespace kestrel::ops {
@@ -52,6 +54,9 @@ class KernelContext {
   // The compiled graph's rotary tables (rotary_tables.h); throws an Error
   // naming the node where the run has none.
   virtual RotaryCache& rotary_cache() const;
+  // How this run computes matrix products (products.h): the plain loops
+  // unless the backend has its own.
+  virtual const Products& products() const { return reference_products(); }
   // Loop and Scan call this before each iteration, `done` being how many
   // this node has run so far: throws once the node reaches the run's
   // iteration cap (an Error naming the node and the cap) or the run is
@@ -92,6 +97,9 @@ struct OpDef {
   // rescales them (ConvInteger, MatMulInteger): a graph with it keeps
   // float32 storage.
   bool needs_fp32_storage = false;
+  // Multiplies through KernelContext::products (products.h), whose fast CPU
+  // version then computes part of it: its parity cases check that part too.
+  bool uses_products = false;
   const char* file = "";  // the source file that registers it (KESTREL_OP sets it)
 };
 

@@ -99,7 +99,7 @@ void gemm_nt(const KernelContext& ctx, int64_t m, int64_t n, int64_t k, const fl
   const int64_t block = (n + parts - 1) / parts;
   parallel_for(ctx, parts, 1, [&](int64_t p) {
     const int64_t j0 = p * block, j1 = std::min(n, j0 + block);
-    if (j0 < j1) sgemm_serial(false, true, m, j1 - j0, k, 1.0f, a, lda, b + j0 * ldb, ldb, beta, c + j0, ldc);
+    if (j0 < j1) sgemm(ctx, false, true, m, j1 - j0, k, 1.0f, a, lda, b + j0 * ldb, ldb, beta, c + j0, ldc);
   });
 }
 
@@ -295,8 +295,8 @@ void run_rnn(KernelContext& ctx) { run_cell(ctx, Cell::Rnn); }
 
 }  // namespace
 
-KESTREL_OP(LSTM, {.min_opset = 7, .run = run_lstm});
-KESTREL_OP(GRU, {.min_opset = 7, .run = run_gru});
-KESTREL_OP(RNN, {.min_opset = 7, .run = run_rnn});
+KESTREL_OP(LSTM, {.min_opset = 7, .run = run_lstm, .uses_products = true});
+KESTREL_OP(GRU, {.min_opset = 7, .run = run_gru, .uses_products = true});
+KESTREL_OP(RNN, {.min_opset = 7, .run = run_rnn, .uses_products = true});
 
 }  // namespace kestrel::ops

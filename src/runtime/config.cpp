@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "core/buffer_pool.h"
-#include "ops/narrow_gemm.h"
+#include "backends/cpu/narrow_gemm.h"
 #include "ops/registry.h"
 
 namespace kestrel::runtime {
@@ -56,7 +56,7 @@ std::string pipeline_cache_dir() {
 
 void ProcessSettings::apply() const {
   set_pool_cap(pool_cap_bytes);
-  ops::allow_avx512(avx512);
+  backends::cpu::allow_avx512(avx512);
   ops::set_poison_outputs(poison_outputs);
 }
 
@@ -74,6 +74,10 @@ Config Config::of(const SessionOptions& o) {
   c.threads = o.threads > 0 ? o.threads
                             : std::min(SessionOptions::kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
   c.max_loop_iterations = o.max_loop_iterations;
+  c.cpu_kernels = o.cpu_kernels;
+  if (c.cpu_kernels == CpuKernels::Fast)  // env_choice has checked the value
+    if (std::string k = env_choice("KESTREL_CPU_KERNELS", {"fast", "reference"}); !k.empty())
+      c.cpu_kernels = parse_cpu_kernels(k);
 
   const std::string families = env_choice("KESTREL_FAMILIES", {"on", "off", "1", "0"});
   c.claims.enabled = o.families && families != "off" && families != "0";
@@ -94,6 +98,7 @@ Config Config::of(const SessionOptions& o) {
   v.exact_buffers = o.exact_buffers || env_choice("KESTREL_VK_EXACT_BUFFERS", {"0", "1"}) == "1";
   v.trace = int(env_int("KESTREL_TRACE", 0, 2, 0));
   v.attention_chunk = env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
+  v.cpu_kernels = c.cpu_kernels;
 
   c.process.pool_cap_bytes = size_t(env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096)) << 20;
   c.process.avx512 = env_choice("KESTREL_CPU_ISA", {"avx2", "avx512"}) != "avx2";

@@ -29,6 +29,7 @@ struct Config {
   BackendChoice backend = BackendChoice::Auto;
   int threads = 1;  // resolved: 0 in the options becomes every hardware thread
   int64_t max_loop_iterations = 0;
+  CpuKernels cpu_kernels = CpuKernels::Fast;
   families::ClaimOptions claims;
   backends::VulkanOptions vulkan;
   ProcessSettings process;

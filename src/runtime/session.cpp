@@ -63,7 +63,7 @@ void Session::init(const runtime::Config& c) {
   const ir::Graph& g = model_->graph;
   const bool vulkan = c.backend == BackendChoice::Vulkan ||
                       (c.backend == BackendChoice::Auto && backends::gpu_vulkan_device_present());
-  backend_ = vulkan ? backends::make_vulkan_backend(c.vulkan) : backends::make_cpu_backend();
+  backend_ = vulkan ? backends::make_vulkan_backend(c.vulkan) : backends::make_cpu_backend(c.cpu_kernels);
   backend_name_ = backend_->name();
   compiled_ = backend_->compile(g);
   threads_ = c.threads;

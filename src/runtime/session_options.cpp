@@ -18,6 +18,14 @@ Precision parse_precision(const std::string& p) {
   fail("unknown precision '", p, "' (use fp32, fp16 or auto)");
 }
 
+CpuKernels parse_cpu_kernels(const std::string& k) {
+  if (k == "fast") return CpuKernels::Fast;
+  if (k == "reference") return CpuKernels::Reference;
+  fail("unknown CPU kernels '", k, "' (use fast or reference)");
+}
+
+const char* name_of(CpuKernels k) { return k == CpuKernels::Reference ? "reference" : "fast"; }
+
 const char* name_of(BackendChoice b) {
   switch (b) {
     case BackendChoice::Cpu: return "cpu";

@@ -13,16 +13,20 @@ namespace kestrel {
 
 // auto: Vulkan when a GPU (not a CPU implementation such as lavapipe) is
 // present, else cpu. vulkan: the Vulkan device `vulkan_device` names or the
-// best one, whatever its kind. cpu: the reference backend.
+// best one, whatever its kind. cpu: the CPU backend.
 enum class BackendChoice { Auto, Cpu, Vulkan };
+using backends::CpuKernels;
 using backends::Precision;
 
 // "auto", "cpu", "vulkan"; anything else is an error listing those.
 BackendChoice parse_backend(const std::string& name);
 // "auto", "fp32", "fp16"; anything else is an error listing those.
 Precision parse_precision(const std::string& name);
+// "fast", "reference"; anything else is an error listing those.
+CpuKernels parse_cpu_kernels(const std::string& name);
 const char* name_of(BackendChoice b);
 const char* name_of(Precision p);
+const char* name_of(CpuKernels k);
 
 struct SessionOptions {
   BackendChoice backend = BackendChoice::Auto;
@@ -54,6 +58,10 @@ struct SessionOptions {
   // ("": KESTREL_VK_DEVICE when set, else the best). The process opens one
   // device, for its first Vulkan session; later ones share it.
   std::string vulkan_device;
+  // The CPU's kernels (on the CPU backend, and for the nodes a GPU leaves to
+  // the CPU): the fast ones, or the plain reference kernels alone, to check
+  // a result against the oracle (slower; KESTREL_CPU_KERNELS=reference).
+  CpuKernels cpu_kernels = CpuKernels::Fast;
 
   // More threads than this is a mistake, not a machine: the largest
   // two-socket servers have under 1,024 hardware threads, and OpenMP aborts

@@ -1,6 +1,7 @@
-// Runs every registered op case (cases_*.cpp) on the CPU reference and on the
-// Vulkan backend in float32 and float16 storage, prints the table, and fails
-// on any mismatch or unexpected CPU fallback.
+// Runs every registered op case (cases_*.cpp) on the reference kernels, on
+// the CPU backend's fast kernels and on the Vulkan backend in float32 and
+// float16 storage, prints the tables, and fails on any mismatch or
+// unexpected CPU fallback.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
@@ -9,11 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 #include <stdexcept>
 
 #include "backends/backend.h"
+#include "backends/cpu/executor.h"
+#include "backends/cpu/fast_kernels.h"
 #include "backends/vulkan/op.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "harness.h"
@@ -142,6 +146,22 @@ Built build(const OpCase& c, size_t index, bool half) {
   return b;
 }
 
+// Case i as a loaded one-node model and its feeds, with the internal
+// attributes set on the node as the passes would.
+struct LoadedCase {
+  onnx_io::Model model;
+  std::map<std::string, Tensor> feeds;
+};
+LoadedCase load_case(const OpCase& c, size_t index, bool half) {
+  Built b = build(c, index, half);
+  auto internal = take_internal_attributes(b.bytes);
+  LoadedCase lc{onnx_io::load_model_bytes(b.bytes.data(), b.bytes.size(), ""), std::move(b.feeds)};
+  for (auto& [node, attr] : internal)
+    for (ir::Node& n : lc.model.graph.nodes)
+      if (n.name == node) n.attrs[attr.first] = attr.second;
+  return lc;
+}
+
 struct Outcome {
   enum { Pass, Fail, Unsupported, Error } kind = Pass;
   std::string detail;
@@ -211,7 +231,7 @@ bool vulkan_tests_off() {
 void run_precision(const std::string& precision) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   bool half = precision == "fp16";
-  auto cpu = backends::make_cpu_backend();
+  auto cpu = backends::make_cpu_backend(backends::CpuKernels::Reference);
   // As a session would have it (under the validation layer, scripts/validate_vulkan.sh,
   // KESTREL_VK_EXACT_BUFFERS=1 gives every tensor its own buffer, bounds-checked).
   backends::VulkanOptions vo = runtime::Config::of({}).vulkan;
@@ -219,22 +239,23 @@ void run_precision(const std::string& precision) {
   vo.keep_small_host_work = false;  // every case must reach the device
   auto vk = backends::make_vulkan_backend(vo);  // throws (fails the test) without a device
   const char* filter = std::getenv("KESTREL_OPS_FILTER");
-  int pass = 0, fail = 0, unsupported = 0;
+  int pass = 0, fail = 0, unsupported = 0, cpu_only = 0;
   std::printf("%-10s %-16s %-48s %s\n", "precision", "op", "case", "result");
   for (size_t i = 0; i < all_cases().size(); ++i) {
     const OpCase& c = all_cases()[i];
     if (filter && c.op != filter) continue;
     Outcome out;
+    if (!c.no_vulkan_kernel.empty()) {  // checked on the CPU only, and only while the op has no Vulkan kernel
+      EXPECT_EQ(vulkan::find_vk_op(c.domain, c.op, c.opset), nullptr)
+          << c.op << " '" << c.label << "' says the op has no Vulkan kernel (" << c.no_vulkan_kernel << "), but it has";
+      ++cpu_only;
+      continue;
+    }
     try {
-      Built b = build(c, i, half);
-      auto internal = take_internal_attributes(b.bytes);
-      auto model = onnx_io::load_model_bytes(b.bytes.data(), b.bytes.size(), "");
-      for (auto& [node, attr] : internal)
-        for (ir::Node& n : model.graph.nodes)
-          if (n.name == node) n.attrs[attr.first] = attr.second;
-      auto ref = run_on(*cpu, model.graph, b.feeds, nullptr);
+      LoadedCase lc = load_case(c, i, half);
+      auto ref = run_on(*cpu, lc.model.graph, lc.feeds, nullptr);
       std::optional<backends::PlacementReport> pl;
-      auto got = run_on(*vk, model.graph, b.feeds, &pl);
+      auto got = run_on(*vk, lc.model.graph, lc.feeds, &pl);
       if (!pl || pl->gpu_nodes != 1) {
         std::string why = pl && !pl->cpu_reasons.empty() ? pl->cpu_reasons.begin()->first : "?";
         out = {Outcome::Unsupported, why};
@@ -256,11 +277,109 @@ void run_precision(const std::string& precision) {
     EXPECT_EQ(out.kind, Outcome::Pass) << precision << " " << c.op << " '" << c.label << "': " << verdict << " "
                                        << out.detail;
   }
-  std::printf("%s: %d pass, %d fail, %d unsupported of %zu cases\n", precision.c_str(), pass, fail, unsupported,
-              all_cases().size());
+  std::printf("%s: %d pass, %d fail, %d unsupported of %zu cases (and %d of ops with no Vulkan kernel)\n",
+              precision.c_str(), pass, fail, unsupported, all_cases().size() - size_t(cpu_only), cpu_only);
 }
 
 }  // namespace
+
+// The CPU backend's fast kernels (backends/cpu/fast_kernels.h) and products
+// (fast_products.h) against the reference kernels, on every case: an op
+// without a fast kernel still computes with the fast products. Both sides
+// compute in float32 and differ only in the order of their sums, so the
+// float32 tolerances hold (integer outputs must match exactly).
+TEST(BackendOps, CpuFastKernelsMatchReference) {
+  auto reference = backends::make_cpu_backend(backends::CpuKernels::Reference);
+  auto fast = backends::make_cpu_backend(backends::CpuKernels::Fast);
+  const char* filter = std::getenv("KESTREL_OPS_FILTER");
+  int pass = 0, fail = 0;
+  for (size_t i = 0; i < all_cases().size(); ++i) {
+    const OpCase& c = all_cases()[i];
+    if (filter && c.op != filter) continue;
+    Outcome out;
+    try {
+      LoadedCase lc = load_case(c, i, false);
+      out = compare(c, run_on(*reference, lc.model.graph, lc.feeds, nullptr),
+                    run_on(*fast, lc.model.graph, lc.feeds, nullptr), false);
+    } catch (const std::exception& e) {
+      out = {Outcome::Error, e.what()};
+    }
+    const bool has_fast = backends::cpu::find_fast_kernel(c.domain, c.op, c.opset) != nullptr;
+    std::printf("%-10s %-16s %-48s %-5s %s\n", has_fast ? "cpu-fast" : "cpu", c.op.c_str(), c.label.c_str(),
+                out.kind == Outcome::Pass ? "pass" : "FAIL", out.detail.c_str());
+    out.kind == Outcome::Pass ? ++pass : ++fail;
+    EXPECT_EQ(out.kind, Outcome::Pass) << c.op << " '" << c.label << "': " << out.detail;
+  }
+  std::printf("cpu fast against reference: %d pass, %d fail of %zu cases\n", pass, fail, all_cases().size());
+}
+
+// Every fast CPU kernel is checked against its reference by a case above.
+TEST(BackendOps, EveryFastCpuKernelHasAParityCase) {
+  std::string missing;
+  for (const backends::cpu::FastKernel* k : backends::cpu::all_fast_kernels()) {
+    bool found = false;
+    for (const OpCase& c : all_cases())
+      found |= c.op == k->name && c.domain == k->domain && c.opset >= k->min_opset && c.opset <= k->max_opset;
+    if (!found) missing += " " + k->name;
+  }
+  EXPECT_EQ(missing, "") << "fast CPU kernels without a parity case:" << missing;
+}
+
+namespace {
+// The reference products, counting the calls made through them.
+class CountingProducts final : public ops::Products {
+ public:
+  mutable int calls = 0;
+  void sgemm(int t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
+             const float* B, int64_t ldb, float beta, float* C, int64_t ldc) const override {
+    ++calls;
+    ops::reference_products().sgemm(t, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+  void sgemm_batched(int t, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda,
+                     const int64_t* a_off, const float* B, int64_t ldb, const int64_t* b_off, float* C, int64_t ldc,
+                     const int64_t* c_off, int64_t batch) const override {
+    ++calls;
+    ops::reference_products().sgemm_batched(t, ta, tb, M, N, K, A, lda, a_off, B, ldb, b_off, C, ldc, c_off, batch);
+  }
+  void igemm(int t, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B, int32_t* C) const override {
+    ++calls;
+    ops::reference_products().igemm(t, M, N, K, A, B, C);
+  }
+};
+}  // namespace
+
+// OpDef::uses_products tells the truth for every case's op (its reference
+// kernel multiplied through the run's products exactly when it is set), and
+// every op that uses them has a case, so the fast products are checked
+// wherever they stand in. The fused encoders are checked whole against ONNX
+// Runtime instead (tests/families_test.cpp).
+TEST(BackendOps, EveryOpOnTheProductsSaysSoAndHasAParityCase) {
+  std::map<const ops::OpDef*, bool> multiplied;  // op -> some case of it called the products
+  for (size_t i = 0; i < all_cases().size(); ++i) {
+    const OpCase& c = all_cases()[i];
+    LoadedCase lc = load_case(c, i, false);
+    const ir::Graph& g = lc.model.graph;
+    backends::cpu::Plan plan = backends::cpu::Plan::build(g, backends::CpuKernels::Reference);
+    CountingProducts counting;
+    plan.products = &counting;
+    std::vector<Tensor> in;
+    for (int v : g.inputs) in.push_back(lc.feeds.at(g.values[size_t(v)].name));
+    backends::RunOptions ro;
+    ro.threads = 2;
+    backends::cpu::execute(plan, in, nullptr, ro);
+    const ops::OpDef* def = plan.kernels.at(0);
+    multiplied[def] = multiplied[def] || counting.calls > 0;
+  }
+  std::string wrong;
+  for (const auto& [def, used] : multiplied)
+    if (used != def->uses_products)
+      wrong += "\n  " + def->name + (used ? " multiplies through the products but does not say so"
+                                          : " says it uses the products, but no case of it did");
+  for (const ops::OpDef* def : ops::all_ops())
+    if (def->uses_products && def->domain != "com.kestrel" && !multiplied.count(def))
+      wrong += "\n  " + def->name + " uses the products and has no parity case";
+  EXPECT_EQ(wrong, "") << wrong;
+}
 
 TEST(BackendOps, VulkanFp32MatchesCpu) { run_precision("fp32"); }
 TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
@@ -288,6 +407,18 @@ TEST(BackendOps, EveryVulkanKernelHasAParityCase) {
 // One grep finds every implementation of an op: its Vulkan kernel lives in
 // backends/vulkan/ops/<f>.cpp where the op itself is defined in <f>.cpp
 // (src/ops/, or backends/cpu/ for the fused encoders).
+// The same for the CPU backend's fast kernels: backends/cpu/<f>.cpp.
+TEST(BackendOps, EveryFastCpuKernelFileIsNamedLikeItsOpFile) {
+  auto base = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
+  std::string wrong;
+  for (const backends::cpu::FastKernel* k : backends::cpu::all_fast_kernels()) {
+    const ops::OpDef* op = ops::find_op(k->domain, k->name, k->min_opset);
+    if (!op || base(op->file) != base(k->file))
+      wrong += "\n  " + k->name + ": " + base(k->file) + " (its op: " + (op ? base(op->file) : "none") + ")";
+  }
+  EXPECT_EQ(wrong, "") << "fast CPU kernels in a file named unlike their op's:" << wrong;
+}
+
 TEST(BackendOps, EveryVulkanKernelFileIsNamedLikeItsOpFile) {
   auto base = [](const std::string& path) { return std::filesystem::path(path).filename().string(); };
   std::string wrong;

@@ -30,6 +30,33 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "ConvInteger 1x1 groups 2, no zero points", .op = "ConvInteger", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 9, 9}, 0, 256)), i8(weight("w", {6, 4, 1, 1}, -128, 128))},
                .attrs = [](onnx::NodeProto& n) { attr_i(n, "group", 2); }});
+  // QLinearConv, MatMulInteger and QLinearMatMul have no Vulkan kernel: the
+  // CPU's fast products (exact int32 on the float GEMM, igemm_exact.h)
+  // against the reference's int32 loops. Accumulators are exact on both
+  // sides, so the requantized outputs match exactly.
+  const char* no_kernel = "Kestrel's quantized GEMMs run on the CPU";
+  v.push_back({.label = "QLinearConv 3x3 per-channel w scale, int32 bias", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 5, 13, 11}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(weight("w", {7, 5, 3, 3}, -128, 128)),
+                          floats("ws", {0.01f, 0.02f, 0.015f, 0.03f, 0.01f, 0.005f, 0.02f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.5f}), u8(weight("yz", {}, 100, 140)),
+                          [] { InputSpec b = weight("b", {7}, -3000, 3000); b.dtype = DType::Int32; return b; }()},
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "MatMulInteger uint8 x int8 with zero points", .op = "MatMulInteger", .opset = 10,
+               .inputs = {u8(rnd("a", {2, 17, 45}, 0, 256)), i8(weight("b", {45, 23}, -128, 128)),
+                          u8(rnd("az", {}, 0, 256)), i8(weight("bz", {}, -5, 5))},
+               .no_vulkan_kernel = no_kernel});
+  // K past the exact float GEMM's 4096-long blocks: the fast path adds two blocks.
+  v.push_back({.label = "MatMulInteger K 5000 (two exact blocks)", .op = "MatMulInteger", .opset = 10,
+               .inputs = {u8(rnd("a", {3, 5000}, 0, 256)), u8(weight("b", {5000, 70}, 0, 256)),
+                          u8(rnd("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))},
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearMatMul uint8", .op = "QLinearMatMul", .opset = 10,
+               .inputs = {u8(rnd("a", {19, 33}, 0, 256)), floats("as", {0.03f}), u8(weight("az", {}, 0, 256)),
+                          u8(weight("b", {33, 12}, 0, 256)), floats("bs", {0.02f}), u8(weight("bz", {}, 0, 256)),
+                          floats("ys", {0.7f}), u8(weight("yz", {}, 100, 140))},
+               .no_vulkan_kernel = no_kernel});
   return v;
 }
 

@@ -1,8 +1,10 @@
 // The backend parity harness: every op case runs as a one-node model on the
-// CPU reference backend and on the Vulkan backend in each precision, and the
-// outputs are compared (NMSE and max-abs error against the CPU). A case the
-// Vulkan backend leaves on the CPU is "unsupported", which fails unless the
-// case says why it is expected (e.g. an op that has no float16 path).
+// reference kernels (ops/, CpuKernels::Reference), on the CPU backend's fast
+// kernels and products, and on the Vulkan backend in each precision, and the
+// fast and Vulkan outputs are compared with the reference's (NMSE and max-abs
+// error). A case the Vulkan backend leaves on the CPU is "unsupported", which
+// fails unless the case says why it is expected (e.g. an op that has no
+// float16 path).
 //
 // Cases live in cases_*.cpp next to this file, one file per family of ops,
 // registered statically:
@@ -55,6 +57,10 @@ struct OpCase {
   int64_t int_tolerance = 0;
   // Non-empty: the Vulkan backend is expected to leave this case on the CPU in float16.
   std::string fp16_unsupported;
+  // Non-empty: the op has no Vulkan kernel (why); the case checks the CPU's
+  // fast kernels and products against the reference only. (The harness
+  // fails the case if the op does have one.)
+  std::string no_vulkan_kernel;
   std::string domain;
 };
 

@@ -1,4 +1,5 @@
-// The CPU reference backend: every registered op, run by the executor.
+// The CPU backend: every registered op, run by the executor with the fast
+// kernels where they exist (or the reference kernels only, on request).
 #include "backends/backend.h"
 #include "backends/cpu/executor.h"
 
@@ -7,7 +8,7 @@ namespace {
 
 class CpuCompiled : public CompiledGraph {
  public:
-  explicit CpuCompiled(const ir::Graph& g) : plan_(cpu::Plan::build(g)) {}
+  CpuCompiled(const ir::Graph& g, CpuKernels kernels) : plan_(cpu::Plan::build(g, kernels)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const override {
     return cpu::execute(plan_, inputs, nullptr, with_checks(opts), &arenas_);
   }
@@ -19,6 +20,7 @@ class CpuCompiled : public CompiledGraph {
 
 class CpuBackend : public Backend {
  public:
+  explicit CpuBackend(CpuKernels kernels) : kernels_(kernels) {}
   std::string name() const override { return "cpu"; }
   std::vector<NodeVerdict> capability(const ir::Graph& g) const override {
     std::vector<NodeVerdict> v;
@@ -29,12 +31,15 @@ class CpuBackend : public Backend {
     return v;
   }
   std::unique_ptr<CompiledGraph> compile(const ir::Graph& g) const override {
-    return std::make_unique<CpuCompiled>(g);
+    return std::make_unique<CpuCompiled>(g, kernels_);
   }
+
+ private:
+  CpuKernels kernels_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend(CpuKernels kernels) { return std::make_unique<CpuBackend>(kernels); }
 
 }  // namespace kestrel::backends

@@ -7,6 +7,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include "backends/cpu/fast_kernels.h"
+#include "backends/cpu/fast_products.h"
 #include "core/buffer_pool.h"
 
 namespace kestrel::backends::cpu {
@@ -26,9 +28,11 @@ const Tensor* Scope::lookup(const std::string& name) const {
   return nullptr;
 }
 
-Plan Plan::build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclosing) {
+Plan Plan::build(const ir::Graph& g, CpuKernels kernels, const std::vector<const ir::Graph*>& enclosing) {
   Plan p;
   p.graph = &g;
+  const bool fast = kernels == CpuKernels::Fast;
+  p.products = fast ? &fast_products() : &ops::reference_products();
   p.widened.resize(g.nodes.size());
   p.constants.assign(g.values.size(), nullptr);
   for (const auto& [v, t] : g.initializers) p.constants[size_t(v)] = &t;
@@ -37,6 +41,8 @@ Plan Plan::build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclos
     const ops::OpDef* d = ops::find_op(n.domain, n.op_type, n.opset);
     if (!d) fail(n.where(), ": ", ops::why_unsupported(n.domain, n.op_type, n.opset));
     p.kernels.push_back(d);
+    const FastKernel* f = fast ? find_fast_kernel(n.domain, n.op_type, n.opset) : nullptr;
+    p.runs.push_back(f ? f->run : d->run);
     for (size_t k = 0; k < n.inputs.size() && !d->half_native; ++k) {
       auto it = g.initializers.find(n.inputs[k]);
       if (it != g.initializers.end() && dtype_is_half(it->second.dtype()))
@@ -45,7 +51,7 @@ Plan Plan::build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclos
     std::vector<const ir::Graph*> inner = enclosing;
     inner.push_back(&g);
     for (const auto& [name, a] : n.attrs)
-      if (a.g && !p.subgraphs.count(a.g.get())) p.subgraphs[a.g.get()] = std::make_unique<Plan>(build(*a.g, inner));
+      if (a.g && !p.subgraphs.count(a.g.get())) p.subgraphs[a.g.get()] = std::make_unique<Plan>(build(*a.g, kernels, inner));
   }
   for (int v : g.outer_refs) {
     const std::string& name = g.values[size_t(v)].name;
@@ -138,6 +144,7 @@ class CpuKernelContext : public ops::KernelContext {
   ops::FusedChecks& fused_checks() const override {
     return opts_.fused_checks ? *opts_.fused_checks : ops::KernelContext::fused_checks();
   }
+  const ops::Products& products() const override { return *plan_.products; }
   ops::RotaryCache& rotary_cache() const override {
     return opts_.rotary ? *opts_.rotary : ops::KernelContext::rotary_cache();
   }
@@ -208,7 +215,7 @@ void run_node(const Plan& plan, size_t i, std::vector<Tensor>& env, const Scope&
     ctx.narrowing = half != DType::Undefined;
   }
   try {
-    def->run(ctx);
+    plan.runs[i](ctx);
   } catch (const RunCancelled&) {
     throw;  // says where it stopped; the enclosing Loop or If adds nothing
   } catch (const Error& e) {

@@ -1,5 +1,8 @@
-// Runs a graph node by node with the reference kernels. Values are freed as
-// soon as their last reader has run, so peak memory follows the live set.
+// Runs a graph node by node, each with its op's fast CPU kernel where one is
+// registered (fast_kernels.h) and its reference kernel otherwise, and the
+// fast matrix products (fast_products.h); or, with CpuKernels::Reference,
+// with the reference kernels and products only. Values are freed as soon as
+// their last reader has run, so peak memory follows the live set.
 #pragma once
 #include <map>
 #include <memory>
@@ -28,7 +31,9 @@ struct Scope {
 // weights for kernels that compute in float32, and the plans of subgraphs.
 struct Plan {
   const ir::Graph* graph = nullptr;
-  std::vector<const ops::OpDef*> kernels;
+  std::vector<const ops::OpDef*> kernels;  // the op's definition (its facts), per node
+  std::vector<ops::KernelFn> runs;          // what runs it: the fast kernel or the reference
+  const ops::Products* products = nullptr;  // the products its kernels compute with
   // value id -> the graph's initializer, or null. Kernels read initializers
   // in place: copying each into the run's values costs an allocation apiece
   // per run, which is much of a small model's time (Silero VAD's If branches).
@@ -50,7 +55,8 @@ struct Plan {
   std::vector<OuterSlot> outer_slots;
 
   // `enclosing`: the graphs around g, innermost last (empty for a model's graph).
-  static Plan build(const ir::Graph& g, const std::vector<const ir::Graph*>& enclosing = {});
+  static Plan build(const ir::Graph& g, CpuKernels kernels = CpuKernels::Fast,
+                    const std::vector<const ir::Graph*>& enclosing = {});
   const Plan& subgraph(const ir::Graph& g) const;  // throws if g is not a subgraph of this plan
 };
 

@@ -1,7 +1,7 @@
 // The fused encoders (com.kestrel TransformerEncoder, RopeEncoder,
 // ViTDetEncoder; families/encoder_schedule.h) on the CPU: each step kind of
 // the one schedule, in float32 (the residual stream included), GEMMs
-// through ops::sgemm and attention per (sequence, head) on one thread each.
+// through the run's products (ops::sgemm) and attention per (sequence, head) on one thread each.
 //
 // Every node runs through run_checked (fused_check.h): checked against the
 // node's original ops on the first run of each input shape.
@@ -213,7 +213,7 @@ void CpuSteps::attention(const Step& st) {
     float* o = O + b * T * d + h * hd;
     scores.assign(size_t(T * ld), 0.f);
     empty.assign(size_t(T), 0);
-    if (n > 0) ops::sgemm_serial(false, true, T, n, hd, st.scale, q, d, k, d, 0.f, scores.data(), ld);
+    if (n > 0) ops::sgemm(ctx_, false, true, T, n, hd, st.scale, q, d, k, d, 0.f, scores.data(), ld);
     auto visible = [&](int64_t i, int64_t j) {
       if (masked && mask_[size_t(b * T + j)] == 0.f) return false;
       return st.sliding < 0 || std::abs(i - j) <= st.sliding;
@@ -247,7 +247,7 @@ void CpuSteps::attention(const Step& st) {
       for (int64_t j = 0; j < n; ++j) row[j] = visible(i, j) ? row[j] * inv : 0.f;
     }
     if (n > 0) {
-      ops::sgemm_serial(false, false, T, hd, n, 1.f, scores.data(), ld, v, d, 0.f, o, d);
+      ops::sgemm(ctx_, false, false, T, hd, n, 1.f, scores.data(), ld, v, d, 0.f, o, d);
     } else {
       for (int64_t i = 0; i < T; ++i) std::fill(o + i * d, o + i * d + hd, 0.f);
     }
@@ -273,8 +273,8 @@ void run_fused_encoder(KernelContext& ctx) { run_checked(ctx, run_fused); }
 
 }  // namespace
 
-KESTREL_OP(TransformerEncoder, {.domain = "com.kestrel", .run = run_fused_encoder});
-KESTREL_OP(RopeEncoder, {.domain = "com.kestrel", .run = run_fused_encoder});
-KESTREL_OP(ViTDetEncoder, {.domain = "com.kestrel", .run = run_fused_encoder});
+KESTREL_OP(TransformerEncoder, {.domain = "com.kestrel", .run = run_fused_encoder, .uses_products = true});
+KESTREL_OP(RopeEncoder, {.domain = "com.kestrel", .run = run_fused_encoder, .uses_products = true});
+KESTREL_OP(ViTDetEncoder, {.domain = "com.kestrel", .run = run_fused_encoder, .uses_products = true});
 
 }  // namespace kestrel::backends::cpu

@@ -30,7 +30,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       exact_buffers_(opts.exact_buffers),
       trace_(opts.trace),
       attention_chunk_(opts.attention_chunk),
-      plan_(backends::cpu::Plan::build(g)),
+      plan_(backends::cpu::Plan::build(g, opts.cpu_kernels)),
       half_refused_(half && integer_quantized(plan_)),
       half_(half && !half_refused_),
       partition_(g, half_) {
@@ -184,7 +184,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     // A graph of control flow and small tensors (such as Silero VAD's) goes
     // straight to the CPU executor, without device resources or the per-node
     // walk. (Any node a walk would now put on the GPU, say after a
-    // data-dependent size grew, runs on the CPU reference instead: the same
+    // data-dependent size grew, runs on the CPU instead: the same
     // result.)
     auto t0 = std::chrono::steady_clock::now();
     std::vector<Tensor> outs = backends::cpu::execute(plan_, inputs, nullptr, opts, &host_arenas_);

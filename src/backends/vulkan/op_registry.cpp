@@ -1,38 +1,27 @@
-#include <algorithm>
-#include <map>
-
 #include "backends/vulkan/op.h"
 #include "core/error.h"
+#include "ops/kernel_table.h"
 
 namespace kestrel::vulkan {
 namespace {
 
-std::multimap<std::string, VkOpDef>& table() {
-  static std::multimap<std::string, VkOpDef> t;
+ops::KernelTable<VkOpDef>& table() {
+  static ops::KernelTable<VkOpDef> t;
   return t;
 }
 
 }  // namespace
 
 bool register_vk_op(VkOpDef def) {
-  std::string key = def.domain + "::" + def.name;
-  table().emplace(key, std::move(def));
+  table().add(std::move(def));
   return true;
 }
 
 const VkOpDef* find_vk_op(const std::string& domain, const std::string& op, int opset) {
-  std::string d = domain == "ai.onnx" ? "" : domain;
-  auto [lo, hi] = table().equal_range(d + "::" + op);
-  for (auto it = lo; it != hi; ++it)
-    if (opset >= it->second.min_opset && opset <= it->second.max_opset) return &it->second;
-  return nullptr;
+  return table().find(domain, op, opset);
 }
 
-std::vector<const VkOpDef*> all_vk_ops() {
-  std::vector<const VkOpDef*> v;
-  for (auto& [k, d] : table()) v.push_back(&d);
-  return v;
-}
+std::vector<const VkOpDef*> all_vk_ops() { return table().all(); }
 
 Dims6 dims6(const Shape& s) {
   KESTREL_CHECK(s.size() <= size_t(kMaxRank), "rank ", s.size(), " is past the Vulkan kernels' ", kMaxRank);

@@ -1,5 +1,5 @@
 // The Vulkan backend: claims the nodes it has kernels for, keeps their
-// weights resident on the device, and runs the rest on the CPU reference
+// weights resident on the device, and runs the rest on the CPU backend's
 // kernels, copying tensors only where the two meet.
 #pragma once
 #include <memory>
@@ -34,6 +34,8 @@ struct VulkanOptions {
   // At most this many query rows per attention chunk in the fused encoders
   // (0: as many as the device's buffer range allows; KESTREL_ATTENTION_CHUNK).
   int64_t attention_chunk = 0;
+  // The kernels of the nodes left on the CPU.
+  CpuKernels cpu_kernels = CpuKernels::Fast;
 };
 
 // Throws Error when no Vulkan device can be opened.

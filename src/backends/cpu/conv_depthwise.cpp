@@ -1,9 +1,9 @@
-#include "ops/conv_depthwise.h"
+#include "backends/cpu/conv_depthwise.h"
 
 #include <algorithm>
 #include <vector>
 
-namespace kestrel::ops {
+namespace kestrel::backends::cpu {
 namespace {
 
 // One output plane of a depthwise convolution (one input channel per output
@@ -184,4 +184,4 @@ void depthwise_plane(const WindowGeom& g, const float* x, const float* w, float 
   depthwise_plane_generic(g, x, w, bias, y);
 }
 
-}  // namespace kestrel::ops
+}  // namespace kestrel::backends::cpu

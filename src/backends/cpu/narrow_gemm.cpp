@@ -1,6 +1,6 @@
 // Narrow products: lays out the narrow operand contiguous in K, then runs the
 // kernel for the CPU's instruction set.
-#include "ops/narrow_gemm.h"
+#include "backends/cpu/narrow_gemm.h"
 
 #include <algorithm>
 #include <atomic>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-namespace kestrel::ops {
+namespace kestrel::backends::cpu {
 
 bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
@@ -57,4 +57,4 @@ bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64
   return false;
 }
 
-}  // namespace kestrel::ops
+}  // namespace kestrel::backends::cpu

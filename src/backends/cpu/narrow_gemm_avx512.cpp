@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "ops/narrow_gemm.h"
+#include "backends/cpu/narrow_gemm.h"
 
-namespace kestrel::ops::narrow_avx512 {
+namespace kestrel::backends::cpu::narrow_avx512 {
 using Vec = __m512;
 constexpr int kWidth = 16;
 constexpr int kRowScale = 2;
@@ -18,5 +18,5 @@ inline __m256 fold(Vec v) {
   // (lanes 8-15 moved down by a shuffle: GCC 12 warns on the extract intrinsics)
   return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xEE)));
 }
-#include "ops/narrow_kernel.inc"
-}  // namespace kestrel::ops::narrow_avx512
+#include "backends/cpu/narrow_kernel.inc"
+}  // namespace kestrel::backends::cpu::narrow_avx512

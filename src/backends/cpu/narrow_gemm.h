@@ -6,7 +6,7 @@
 #pragma once
 #include <cstdint>
 
-namespace kestrel::ops {
+namespace kestrel::backends::cpu {
 
 enum class NarrowIsa { Avx2, Avx512 };
 
@@ -31,4 +31,4 @@ void narrow(int64_t n, int64_t rows, int64_t K, const float* x, int64_t ldx, con
             int64_t c_col);
 }
 
-}  // namespace kestrel::ops
+}  // namespace kestrel::backends::cpu

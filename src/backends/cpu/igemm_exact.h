@@ -15,7 +15,7 @@
 
 #include "ops/common.h"
 
-namespace kestrel::ops {
+namespace kestrel::backends::cpu {
 
 constexpr int64_t kExactKBlock = 4096;
 
@@ -31,4 +31,4 @@ SplitOperand split_operand(const int32_t* a, int64_t rows, int64_t cols);
 void igemm_exact_serial(const SplitOperand& a, int64_t m0, int64_t M, int64_t N, const float* B, int64_t ldb,
                         int32_t* C, int64_t ldc);
 
-}  // namespace kestrel::ops
+}  // namespace kestrel::backends::cpu

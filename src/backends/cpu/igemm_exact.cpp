@@ -1,10 +1,10 @@
-#include "ops/igemm_exact.h"
+#include "backends/cpu/igemm_exact.h"
 
 #include <cmath>
 
-#include "ops/gemm_util.h"
+#include "backends/cpu/fast_products.h"
 
-namespace kestrel::ops {
+namespace kestrel::backends::cpu {
 
 SplitOperand split_operand(const int32_t* a, int64_t rows, int64_t cols) {
   SplitOperand s;
@@ -32,8 +32,8 @@ void igemm_exact_serial(const SplitOperand& a, int64_t m0, int64_t M, int64_t N,
     int64_t kb = std::min(kExactKBlock, K - k0);
     const float* ah = a.hi.data() + m0 * K + k0;
     const float* al = a.lo.data() + m0 * K + k0;
-    sgemm_serial(false, false, M, N, kb, 1.f, ah, K, B + k0 * ldb, ldb, 0.f, hi.data(), N);
-    sgemm_serial(false, false, M, N, kb, 1.f, al, K, B + k0 * ldb, ldb, 0.f, lo.data(), N);
+    fast_sgemm(false, false, M, N, kb, 1.f, ah, K, B + k0 * ldb, ldb, 0.f, hi.data(), N);
+    fast_sgemm(false, false, M, N, kb, 1.f, al, K, B + k0 * ldb, ldb, 0.f, lo.data(), N);
     for (int64_t i = 0; i < M; ++i) {
       int32_t* c = C + i * ldc;
       const float* h = hi.data() + i * N;
@@ -43,4 +43,4 @@ void igemm_exact_serial(const SplitOperand& a, int64_t m0, int64_t M, int64_t N,
   }
 }
 
-}  // namespace kestrel::ops
+}  // namespace kestrel::backends::cpu

@@ -1,0 +1,139 @@
+// The CPU backend's fast Conv, ConvInteger and QLinearConv (their reference
+// kernels are in ops/conv.cpp). Float paths: 1x1 stride-1 convolutions are
+// one GEMM on the input as is; depthwise ones run a direct kernel; everything
+// else is im2col in bounded chunks of output positions followed by SGEMM.
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/conv_depthwise.h"
+#include "backends/cpu/fast_kernels.h"
+#include "backends/cpu/fast_products.h"
+#include "backends/cpu/igemm_exact.h"
+#include "ops/conv.h"
+#include "ops/epilogue.h"
+#include "ops/gemm_util.h"
+
+namespace kestrel::backends::cpu {
+namespace {
+
+using namespace ops;
+
+// Column buffer budget in elements: keeps the im2col chunk cache-sized.
+constexpr int64_t kColBudget = 1 << 19;
+
+void run_conv(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  const Tensor& Wt = ctx.input(1);
+  ConvShape s = conv_shape(ctx, X, Wt);
+  const WindowGeom& g = s.g;
+  const float* bias = conv_float_operands(ctx, s);
+  Tensor& Y = ctx.output(0, DType::Float32, conv_out_shape(s));
+  const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size();
+  const float* x = X.data<float>();
+  const float* w = Wt.data<float>();
+  float* y = Y.data<float>();
+  if (Y.numel() == 0) return;
+
+  const Epilogue epi = Epilogue::of(ctx.node);  // a fused activation, if any
+  // Depthwise (channel multiplier Mg). A single-channel input (group 1) is
+  // better served by one GEMM over all output channels.
+  if (s.Cg == 1 && s.group > 1 && g.nd <= 2) {
+    parallel_for(ctx, s.N * s.M, 1, [&](int64_t p) {
+      int64_t n = p / s.M, m = p % s.M;
+      depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS);
+      epi.apply(y + p * OS, OS);
+    });
+    return;
+  }
+
+  // GEMM paths: each task multiplies one chunk of output positions on its own
+  // thread, then adds the bias and applies the activation while the chunk is
+  // still in cache. 1x1 stride-1 convolutions read the input in place; the
+  // others gather their windows first (im2col).
+  bool pointwise = KS == 1;
+  for (int d = 0; d < g.nd; ++d)
+    pointwise = pointwise && g.stride[size_t(d)] == 1 && g.pad_begin[size_t(d)] == 0 && g.pad_end[size_t(d)] == 0;
+  const int64_t K = s.Cg * KS;
+  const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
+  const int64_t budget = pointwise ? kColBudget * 4 : kColBudget;  // no column copy: larger chunks pay
+  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(budget / std::max<int64_t>(K, 1), per_thread)));
+  const int64_t nchunks = (OS + chunk - 1) / chunk;
+  // Few output positions (a 1-D conv over a short signal) leave threads idle
+  // while one of them streams all the weights: split the output channels too,
+  // in blocks of at least 32 rows (each block gathers its own columns).
+  // Only worth it past ~2M multiply-adds: below that, waking a team of
+  // threads costs more than it saves (Silero VAD's convolutions on 16 cores).
+  const int64_t tasks = s.N * s.group * nchunks;
+  const bool big = s.N * s.M * OS * K >= (int64_t(1) << 21);
+  const int64_t mparts = tasks >= ctx.threads() || !big
+                             ? 1
+                             : std::clamp<int64_t>(std::min(ctx.threads() / tasks, s.Mg / 32), 1, s.Mg);
+  const int64_t mblock = (s.Mg + mparts - 1) / mparts;
+  parallel_for(ctx, tasks * mparts, 1, [&](int64_t task) {
+    static thread_local std::vector<float> col;
+    const int64_t t = task / mparts, m0 = (task % mparts) * mblock, m1 = std::min(s.Mg, m0 + mblock);
+    if (m0 >= m1) return;
+    int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
+    int64_t n = ng / s.group, gi = ng % s.group;
+    const float* xg = x + (n * s.C + gi * s.Cg) * IS;
+    const float* b = xg + o0;
+    int64_t ldb = IS;
+    // A few positions (a 1-D conv over a short signal) gather each window as
+    // a row: the narrow GEMM wants the positions contiguous in K.
+    const bool as_rows = !pointwise && nc <= 8 && g.nd <= 2;
+    if (!pointwise) {
+      col.resize(size_t(K * nc));
+      if (as_rows) im2row(g, xg, s.Cg, o0, o1, col.data());
+      else im2col(g, xg, s.Cg, o0, o1, col.data());
+      b = col.data();
+      ldb = as_rows ? K : nc;
+    }
+    float* yc = y + (n * s.M + gi * s.Mg + m0) * OS + o0;
+    fast_sgemm(false, as_rows, m1 - m0, nc, K, 1.f, w + (gi * s.Mg + m0) * K, K, b, ldb, 0.f, yc, OS);
+    for (int64_t m = 0; m < m1 - m0; ++m) {
+      float* row = yc + m * OS;
+      if (bias) {
+        float bv = bias[gi * s.Mg + m0 + m];
+        for (int64_t j = 0; j < nc; ++j) row[j] += bv;
+      }
+      epi.apply(row, nc);
+    }
+  });
+}
+
+// The exact int32 convolution (ops/conv.h) on the float GEMM (igemm_exact.h):
+// the weights split once, and chunks of output positions gathered and
+// multiplied per thread as in Conv.
+Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X, const Tensor& Wt, const Tensor* xzp,
+                  const Tensor* wzp) {
+  const WindowGeom& g = s.g;
+  ConvInt32Operands o = conv_int32_operands(ctx, s, X, Wt, xzp, wzp);
+  Tensor Y(DType::Int32, conv_out_shape(s));
+  if (Y.numel() == 0) return Y;
+  const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size(), K = s.Cg * KS;
+  SplitOperand ws = split_operand(o.w.data(), s.M, K);
+  int32_t* y = Y.data<int32_t>();
+  const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
+  const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(kColBudget / std::max<int64_t>(K, 1), per_thread)));
+  const int64_t nchunks = (OS + chunk - 1) / chunk;
+  parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
+    static thread_local std::vector<float> col;
+    int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
+    int64_t n = ng / s.group, gi = ng % s.group;
+    col.resize(size_t(K * nc));
+    im2col(g, o.x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
+    igemm_exact_serial(ws, gi * s.Mg, s.Mg, nc, col.data(), nc, y + (n * s.M + gi * s.Mg) * OS + o0, OS);
+  });
+  return Y;
+}
+
+void run_conv_integer(KernelContext& ctx) { run_conv_integer_with(ctx, conv_int32); }
+void run_qlinear_conv(KernelContext& ctx) { run_qlinear_conv_with(ctx, conv_int32); }
+
+}  // namespace
+
+KESTREL_CPU_KERNEL(Conv, {.min_opset = 1, .run = run_conv});
+KESTREL_CPU_KERNEL(ConvInteger, {.min_opset = 10, .run = run_conv_integer});
+KESTREL_CPU_KERNEL(QLinearConv, {.min_opset = 10, .run = run_qlinear_conv});
+
+}  // namespace kestrel::backends::cpu
