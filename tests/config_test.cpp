@@ -61,7 +61,10 @@ TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
   ScopedEnv pool("KESTREL_POOL_MB", "7");
   ScopedEnv isa("KESTREL_CPU_ISA", "avx2");
   ScopedEnv cache("XDG_CACHE_HOME", "/tmp/kestrel-config-test");
+  ScopedEnv kernels("KESTREL_CPU_KERNELS", "reference");
   const runtime::Config c = runtime::Config::of({});
+  EXPECT_EQ(c.cpu_kernels, CpuKernels::Reference);
+  EXPECT_EQ(c.vulkan.cpu_kernels, CpuKernels::Reference);  // the nodes a GPU leaves to the CPU
   EXPECT_EQ(c.vulkan.precision, backends::Precision::Fp16);
   EXPECT_EQ(c.vulkan.device_memory_bytes, size_t(64) << 20);
   EXPECT_EQ(c.claims.encoder_heads, 12);
@@ -107,6 +110,10 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
     EXPECT_THAT(error_of({}), HasSubstr("KESTREL_VK_MEMORY_MB must be a whole number"));
   }
   {
+    ScopedEnv v("KESTREL_CPU_KERNELS", "fastest");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_CPU_KERNELS must be one of fast, reference, got 'fastest'"));
+  }
+  {
     ScopedEnv v("KESTREL_FAMILIES", "maybe");
     EXPECT_THAT(error_of({}), HasSubstr("KESTREL_FAMILIES must be one of on, off, 1, 0, got 'maybe'"));
   }
@@ -116,6 +123,8 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
   for (BackendChoice b : {BackendChoice::Auto, BackendChoice::Cpu, BackendChoice::Vulkan})
     EXPECT_EQ(parse_backend(name_of(b)), b);
   for (Precision p : {Precision::Auto, Precision::Fp32, Precision::Fp16}) EXPECT_EQ(parse_precision(name_of(p)), p);
+  EXPECT_THAT(message_of([] { parse_cpu_kernels("slow"); }), HasSubstr("unknown CPU kernels 'slow' (use fast or reference)"));
+  for (CpuKernels k : {CpuKernels::Fast, CpuKernels::Reference}) EXPECT_EQ(parse_cpu_kernels(name_of(k)), k);
   SessionOptions o;
   o.threads = -1;
   EXPECT_THAT(error_of(o), HasSubstr("threads must be 0"));

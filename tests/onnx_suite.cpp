@@ -74,7 +74,7 @@ std::vector<std::string> list_cases() {
   return cases;
 }
 
-CaseResult run_case(const std::string& case_dir) {
+CaseResult run_case(const std::string& case_dir, CpuKernels kernels) {
   CaseResult r;
   fs::path dir = fs::path(kSuiteRoot) / case_dir;
   try {
@@ -82,6 +82,7 @@ CaseResult run_case(const std::string& case_dir) {
     collect_ops(m.graph, r.ops);
     SessionOptions opts;
     opts.threads = 2;
+    opts.cpu_kernels = kernels;
     auto s = Session::load((dir / "model.onnx").string(), opts);
     for (const auto& set : sorted_files(dir, "test_data_set_")) {
       std::map<std::string, Tensor> inputs;

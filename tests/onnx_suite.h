@@ -1,10 +1,13 @@
 // Runs one case of ONNX's backend test suite (Debian's libonnx-testdata):
-// the case's model on Kestrel's CPU backend with the case's own inputs,
-// compared with the case's expected outputs.
+// the case's model on Kestrel's CPU backend (its fast kernels, or the
+// reference kernels alone) with the case's own inputs, compared with the
+// case's expected outputs.
 #pragma once
 #include <set>
 #include <string>
 #include <vector>
+
+#include "runtime/session_options.h"
 
 namespace kestrel::suite {
 
@@ -18,7 +21,8 @@ struct CaseResult {
 
 // Every case folder: "node/test_abs", "simple/test_sign_model", ... sorted.
 std::vector<std::string> list_cases();
-CaseResult run_case(const std::string& case_dir);  // relative to kSuiteRoot
+// case_dir is relative to kSuiteRoot.
+CaseResult run_case(const std::string& case_dir, CpuKernels kernels = CpuKernels::Fast);
 
 // Float outputs must satisfy |got - want| <= atol + rtol * |want| (NaN matches
 // NaN); integer and bool outputs must match exactly. ONNX's own runner uses

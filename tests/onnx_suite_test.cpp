@@ -41,5 +41,22 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, OnnxSuite, ::testing::ValuesIn(list_cases()), test_name);
 
+// The reference kernels alone (the oracle the fast CPU kernels and Vulkan
+// are checked against) meet ONNX's expected outputs on every case the fast
+// kernels do, and fail exactly the listed ones. One test, not one per case:
+// the cases above already name the case that fails.
+TEST(OnnxSuiteReference, TheReferenceKernelsPassWhatTheFastOnesPass) {
+  std::string wrong;
+  size_t passed = 0;
+  for (const std::string& c : list_cases()) {
+    CaseResult r = run_case(c, kestrel::CpuKernels::Reference);
+    const bool expected_to_fail = expected_failures().count(c) > 0;
+    if (r.passed == expected_to_fail) wrong += "\n  " + c + (r.passed ? ": passes" : ": " + r.message);
+    passed += r.passed;
+  }
+  std::printf("reference kernels: %zu of %zu cases pass\n", passed, list_cases().size());
+  EXPECT_EQ(wrong, "") << "cases where the reference kernels disagree with the expected-failure list:" << wrong;
+}
+
 TEST(OnnxSuiteData, IsInstalled) { EXPECT_GT(list_cases().size(), 1000u) << "install libonnx-testdata"; }
 }  // namespace

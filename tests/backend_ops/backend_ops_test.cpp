@@ -168,12 +168,12 @@ struct Outcome {
 };
 
 std::vector<Tensor> run_on(const backends::Backend& be, const ir::Graph& g, const std::map<std::string, Tensor>& feeds,
-                           std::optional<backends::PlacementReport>* placement) {
+                           std::optional<backends::PlacementReport>* placement, int threads = 2) {
   auto compiled = be.compile(g);
   std::vector<Tensor> in;
   for (int v : g.inputs) in.push_back(feeds.at(g.values[size_t(v)].name));
   backends::RunOptions ro;
-  ro.threads = 2;
+  ro.threads = threads;
   auto out = compiled->run(in, ro);
   if (placement) *placement = compiled->placement();
   return out;
@@ -311,6 +311,25 @@ TEST(BackendOps, CpuFastKernelsMatchReference) {
     EXPECT_EQ(out.kind, Outcome::Pass) << c.op << " '" << c.label << "': " << out.detail;
   }
   std::printf("cpu fast against reference: %d pass, %d fail of %zu cases\n", pass, fail, all_cases().size());
+}
+
+// The reference kernels may split their work over threads (parallel_for,
+// the reference products' rows), but each output is still computed by the
+// same loop: the oracle gives the same bits at any thread count.
+TEST(BackendOps, ReferenceKernelsGiveTheSameBitsAtAnyThreadCount) {
+  auto reference = backends::make_cpu_backend(backends::CpuKernels::Reference);
+  std::string differ;
+  for (size_t i = 0; i < all_cases().size(); ++i) {
+    const OpCase& c = all_cases()[i];
+    LoadedCase lc = load_case(c, i, false);
+    auto one = run_on(*reference, lc.model.graph, lc.feeds, nullptr, 1);
+    auto three = run_on(*reference, lc.model.graph, lc.feeds, nullptr, 3);
+    for (size_t k = 0; k < one.size(); ++k)
+      if (one[k].shape() != three[k].shape() || one[k].nbytes() != three[k].nbytes() ||
+          std::memcmp(one[k].raw(), three[k].raw(), one[k].nbytes()) != 0)
+        differ += "\n  " + c.op + " '" + c.label + "' output " + std::to_string(k);
+  }
+  EXPECT_EQ(differ, "") << "reference outputs that change with the thread count:" << differ;
 }
 
 // Every fast CPU kernel is checked against its reference by a case above.
