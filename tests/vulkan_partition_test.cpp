@@ -1,4 +1,4 @@
-// The Vulkan partition (backends/vulkan/partition.h): the static placement is
+// The Vulkan partition (partition/partition.h, with the Vulkan rules in backends/vulkan/partition.h): the static placement is
 // known before any run; what a run finds at an input signature is learned
 // once, followed by later runs at that signature, and kept per signature.
 // Without a Vulkan device these fail; KESTREL_VULKAN_TESTS=off skips.
@@ -89,9 +89,9 @@ TEST(VulkanPartition, FirstRunAtASignatureTeachesTheRunsAfterIt) {
   EXPECT_EQ(c.graph->planned_placement()->gpu_nodes, 2);
   backends::RunOptions ro;
   const Tensor x = grid(128, 192);  // the pooled 64x96 is past the small-host bound of 4,096 elements
-  EXPECT_FALSE(part.learned(backends::signature_of({x})));
+  EXPECT_FALSE(part.learned(partition::signature_of({x})));
   auto first = c.graph->run({x}, ro);
-  auto verdicts = part.learned(backends::signature_of({x}));
+  auto verdicts = part.learned(partition::signature_of({x}));
   ASSERT_TRUE(verdicts);
   ASSERT_EQ(verdicts->node.size(), 2u);
   EXPECT_EQ(verdicts->node[0], Learned::Cpu);
@@ -109,7 +109,7 @@ TEST(VulkanPartition, FirstRunAtASignatureTeachesTheRunsAfterIt) {
   EXPECT_EQ(c.graph->placement()->gpu_nodes, 1);
   EXPECT_EQ(c.graph->placement()->cpu_reasons, learned_run.cpu_reasons);
   EXPECT_EQ(part.learned_signatures(), 1u);
-  EXPECT_EQ(part.learned(backends::signature_of({x})).get(), verdicts.get());
+  EXPECT_EQ(part.learned(partition::signature_of({x})).get(), verdicts.get());
 
   // Another signature is learned on its own.
   c.graph->run({grid(32, 48)}, ro);
@@ -123,14 +123,14 @@ TEST(VulkanPartition, SmallHostWorkIsLearnedPerSignature) {
   Compiled c = compile(chain_model(4));
   backends::RunOptions ro;
   c.graph->run({ramp(4)}, ro);
-  auto small = c.graph->partition().learned(backends::signature_of({ramp(4)}));
+  auto small = c.graph->partition().learned(partition::signature_of({ramp(4)}));
   ASSERT_TRUE(small);
   EXPECT_TRUE(small->all_cpu());
   for (const std::string& why : small->why) EXPECT_EQ(why, vulkan::kSmallHostWork);
 
   Compiled big = compile(chain_model(10000));
   big.graph->run({ramp(10000)}, ro);
-  auto large = big.graph->partition().learned(backends::signature_of({ramp(10000)}));
+  auto large = big.graph->partition().learned(partition::signature_of({ramp(10000)}));
   ASSERT_TRUE(large);
   for (Learned l : large->node) EXPECT_EQ(l, Learned::Gpu);
 }
@@ -141,11 +141,11 @@ TEST(VulkanPartition, LearnedSignaturesAreBounded) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   Compiled c = compile(pool_with_indices(8, 8));
   backends::RunOptions ro;
-  const size_t kept = backends::SignatureCache<vulkan::Partition::Verdicts>::kept;
+  const size_t kept = partition::SignatureCache<vulkan::Partition::Verdicts>::kept;
   for (size_t i = 0; i < kept + 3; ++i) c.graph->run({grid(8, 8 + 2 * int64_t(i))}, ro);
   EXPECT_EQ(c.graph->partition().learned_signatures(), kept);
-  EXPECT_FALSE(c.graph->partition().learned(backends::signature_of({grid(8, 8)}))) << "the oldest signature went";
-  EXPECT_TRUE(c.graph->partition().learned(backends::signature_of({grid(8, 8 + 2 * int64_t(kept + 2))})));
+  EXPECT_FALSE(c.graph->partition().learned(partition::signature_of({grid(8, 8)}))) << "the oldest signature went";
+  EXPECT_TRUE(c.graph->partition().learned(partition::signature_of({grid(8, 8 + 2 * int64_t(kept + 2))})));
 }
 
 // A node that stayed on the CPU for a reason of the moment (here the device
@@ -165,7 +165,7 @@ TEST(VulkanPartition, ARunWithAPassingRefusalTeachesNothing) {
     bool budget = false;
     for (const auto& [why, n] : p->cpu_reasons) budget |= why.find("budget") != std::string::npos;
     EXPECT_TRUE(budget) << "run " << run << ": " << p->summary();
-    EXPECT_FALSE(c.graph->partition().learned(backends::signature_of({ramp(10000)}))) << "run " << run;
+    EXPECT_FALSE(c.graph->partition().learned(partition::signature_of({ramp(10000)}))) << "run " << run;
   }
 }
 

@@ -21,7 +21,7 @@
 #include <memory>
 #include <vector>
 
-#include "backends/signature_cache.h"
+#include "partition/signature_cache.h"
 #include "core/tensor.h"
 #include "ir/graph.h"
 
@@ -100,6 +100,6 @@ class ArenaRecorder {
 
 // The plans of one compiled graph by input signature, shared by runs on
 // every thread.
-using ArenaPlans = SignatureCache<ArenaPlan>;
+using ArenaPlans = partition::SignatureCache<ArenaPlan>;
 
 }  // namespace kestrel::backends

@@ -178,7 +178,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
                 inputs.size());
   // The verdicts a settled run at this signature learned (partition.h); the
   // signature also keys the device arena plans.
-  backends::Signature sig = backends::signature_of(inputs);
+  partition::Signature sig = partition::signature_of(inputs);
   const std::shared_ptr<const Partition::Verdicts> known = partition_.learned(sig);
   if (known && known->all_cpu() && !opts.on_node && trace_ == 0) {
     // A graph of control flow and small tensors (such as Silero VAD's) goes

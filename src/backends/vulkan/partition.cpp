@@ -1,6 +1,6 @@
 #include "backends/vulkan/partition.h"
 
-#include <algorithm>
+#include <utility>
 
 #include "backends/vulkan/transfer.h"
 
@@ -24,32 +24,11 @@ std::string static_verdict(const ir::Node& n, const VkOpDef* d, const ir::Graph&
 
 }  // namespace
 
-Partition::Partition(const ir::Graph& g, bool half) : kernel_(g.nodes.size()), reason_(g.nodes.size()) {
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& n = g.nodes[i];
-    const VkOpDef* d = find_vk_op(n.domain, n.op_type, n.opset);
-    reason_[i] = static_verdict(n, d, g, half);
-    if (reason_[i].empty()) kernel_[i] = d;
-  }
-}
-
-backends::PlacementReport Partition::planned(const std::string& device) const {
-  backends::PlacementReport r;
-  r.device = device;
-  r.ran = false;
-  for (size_t i = 0; i < size(); ++i) {
-    if (kernel_[i]) {
-      ++r.gpu_nodes;
-    } else {
-      ++r.cpu_nodes;
-      ++r.cpu_reasons[reason_[i]];
-    }
-  }
-  return r;
-}
-
-bool Partition::Verdicts::all_cpu() const {
-  return std::none_of(node.begin(), node.end(), [](Learned l) { return l != Learned::Cpu; });
-}
+Partition::Partition(const ir::Graph& g, bool half)
+    : partition::Partition<VkOpDef>(g, [&](const ir::Node& n) {
+        const VkOpDef* d = find_vk_op(n.domain, n.op_type, n.opset);
+        std::string why = static_verdict(n, d, g, half);
+        return std::pair<const VkOpDef*, std::string>(why.empty() ? d : nullptr, std::move(why));
+      }) {}
 
 }  // namespace kestrel::vulkan

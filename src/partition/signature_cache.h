@@ -1,7 +1,7 @@
 // What a compiled graph learns from its first run at an input signature (the
 // inputs' dtypes and shapes), kept for later runs at that signature: the
-// static memory plans (arena_plan.h) and the Vulkan partition's per-node
-// verdicts (vulkan/partition.h). Shared by runs on every thread; bounded: the
+// partition's per-node verdicts (partition.h) and the static memory plans
+// (backends/arena_plan.h). Shared by runs on every thread; bounded: the
 // least recently used goes past `kept`, so a stream of new shapes cannot
 // grow it.
 #pragma once
@@ -13,7 +13,7 @@
 
 #include "core/tensor.h"
 
-namespace kestrel::backends {
+namespace kestrel::partition {
 
 using Signature = std::vector<std::pair<DType, Shape>>;
 
@@ -58,4 +58,4 @@ class SignatureCache {
   std::list<std::pair<Signature, std::shared_ptr<const T>>> entries_;  // most recently used first
 };
 
-}  // namespace kestrel::backends
+}  // namespace kestrel::partition

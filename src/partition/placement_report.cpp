@@ -1,9 +1,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "backends/backend.h"
+#include "partition/placement_report.h"
 
-namespace kestrel::backends {
+namespace kestrel::partition {
 
 std::string PlacementReport::summary() const {
   std::ostringstream os;
@@ -26,4 +26,4 @@ std::string PlacementReport::summary() const {
   return os.str();
 }
 
-}  // namespace kestrel::backends
+}  // namespace kestrel::partition
