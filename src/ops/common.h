@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ops/registry.h"
@@ -42,16 +43,22 @@ inline std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out)
   return st;
 }
 
-// Splits [0, n) over the run's threads when the work is big enough to pay for it.
+// Splits [0, n) over `threads` OpenMP threads when there are more than
+// `grain` tasks (inside a parallel region the team is the calling thread).
 template <typename F>
-void parallel_for(const KernelContext& ctx, int64_t n, int64_t grain, F&& f) {
-  int threads = ctx.threads();
+void parallel_for(int threads, int64_t n, int64_t grain, F&& f) {
   if (threads <= 1 || n <= grain) {
     for (int64_t i = 0; i < n; ++i) f(i);
     return;
   }
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t i = 0; i < n; ++i) f(i);
+}
+
+// The same over the run's threads.
+template <typename F>
+void parallel_for(const KernelContext& ctx, int64_t n, int64_t grain, F&& f) {
+  parallel_for(ctx.threads(), n, grain, std::forward<F>(f));
 }
 
 }  // namespace kestrel::ops

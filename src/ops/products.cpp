@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "ops/common.h"
+
 namespace kestrel::ops {
 namespace {
 
@@ -30,9 +32,9 @@ void sgemm_rows(int64_t r0, int64_t r1, bool ta, bool tb, int64_t N, int64_t K, 
   }
 }
 
-// Runs task(r0, r1) over [0, rows) on up to `threads` threads (OpenMP, as
-// parallel_for), in contiguous blocks. Each output belongs to one block, so
-// the split changes no value.
+// Runs task(r0, r1) over [0, rows) on up to `threads` threads (parallel_for),
+// in contiguous blocks. Each output belongs to one block, so the split
+// changes no value.
 template <typename F>
 void split_rows(int threads, int64_t rows, int64_t work_per_row, const F& task) {
   // Below ~1M multiply-adds a thread costs more than it saves.
@@ -40,9 +42,9 @@ void split_rows(int threads, int64_t rows, int64_t work_per_row, const F& task) 
       threads <= 1 || omp_in_parallel() || rows * work_per_row < (int64_t(1) << 20) ? 1 : std::min<int64_t>(threads, rows);
   if (want <= 1) return task(0, rows);
   const int64_t block = (rows + want - 1) / want;
-#pragma omp parallel for num_threads(int(want)) schedule(static)
-  for (int64_t t = 0; t < want; ++t)
+  parallel_for(int(want), want, 1, [&](int64_t t) {
     if (t * block < rows) task(t * block, std::min(rows, (t + 1) * block));
+  });
 }
 
 class ReferenceProducts final : public Products {

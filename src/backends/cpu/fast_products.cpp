@@ -9,6 +9,7 @@
 #include "backends/cpu/igemm_exact.h"
 #include "backends/cpu/narrow_gemm.h"
 #include "core/error.h"
+#include "ops/common.h"
 
 namespace kestrel::backends::cpu {
 
@@ -36,18 +37,6 @@ void fast_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 
 namespace {
 
-// Runs task(i) for i in [0, n) over `threads` OpenMP threads, or on the
-// calling thread inside a parallel region.
-template <typename F>
-void spread(int threads, int64_t n, const F& task) {
-  if (threads <= 1 || n <= 1 || omp_in_parallel()) {
-    for (int64_t i = 0; i < n; ++i) task(i);
-    return;
-  }
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int64_t i = 0; i < n; ++i) task(i);
-}
-
 class FastProducts final : public ops::Products {
  public:
   // (The thread count reaches oneDNN through OpenMP's default: see fast_sgemm.)
@@ -61,7 +50,7 @@ class FastProducts final : public ops::Products {
                      const int64_t* a_off, const float* B, int64_t ldb, const int64_t* b_off, float* C, int64_t ldc,
                      const int64_t* c_off, int64_t batch) const override {
     const bool large = batch == 1 || M * N * K >= (1 << 21);
-    spread(large ? 1 : threads, batch, [&](int64_t b) {
+    ops::parallel_for(large ? 1 : threads, batch, 1, [&](int64_t b) {
       fast_sgemm(ta, tb, M, N, K, 1.f, A + a_off[b], lda, B + b_off[b], ldb, 0.f, C + c_off[b], ldc);
     });
   }
@@ -73,7 +62,7 @@ class FastProducts final : public ops::Products {
     std::vector<float> b(static_cast<size_t>(K * N));
     for (size_t i = 0; i < b.size(); ++i) b[i] = float(B[i]);
     const int64_t cols = std::max<int64_t>(64, (N + threads - 1) / std::max(threads, 1));
-    spread(threads, (N + cols - 1) / cols, [&](int64_t t) {
+    ops::parallel_for(threads, (N + cols - 1) / cols, 1, [&](int64_t t) {
       int64_t j0 = t * cols, n = std::min(cols, N - j0);
       igemm_exact_serial(a, 0, M, n, b.data() + j0, N, C + j0, N);
     });
