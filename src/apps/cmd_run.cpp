@@ -49,14 +49,31 @@ namespace {
 struct Profile {
   std::map<std::string, std::pair<double, int>> by_op;  // op -> (ms, nodes run)
   std::map<std::string, double> by_node;                // "name (op)" -> ms
+  std::vector<std::pair<std::string, double>> run_order;  // node name -> ms, in the order they ran
   static void record(void* self, const backends::NodeTiming& t) {
     auto* p = static_cast<Profile*>(self);
     auto& e = p->by_op[t.node->op_type];
     e.first += t.ms;
     e.second += 1;
+    p->run_order.emplace_back(t.node->name, t.ms);
     std::string shapes;
     for (const Shape& s : t.input_shapes) shapes += (shapes.empty() ? "" : " ") + shape_str(s);
     p->by_node[t.node->name + " (" + t.node->op_type + ") " + shapes] += t.ms;
+  }
+  // {"ops": {op: ms per run}, "nodes": [{"node", "ms"} per run, in run order]}.
+  Json json(int runs) const {
+    Json ops = Json::object(), nodes = Json::array();
+    for (auto& [op, e] : by_op) ops[op] = e.first / runs;
+    std::map<std::string, std::pair<size_t, double>> per_node;  // name -> (first position, ms)
+    for (size_t i = 0; i < run_order.size(); ++i) {
+      auto [it, added] = per_node.try_emplace(run_order[i].first, i, 0.0);
+      it->second.second += run_order[i].second;
+    }
+    std::vector<std::pair<size_t, std::string>> order;
+    for (auto& [name, e] : per_node) order.emplace_back(e.first, name);
+    std::sort(order.begin(), order.end());
+    for (auto& [pos, name] : order) nodes.push_back({{"node", name}, {"ms", per_node.at(name).second / runs}});
+    return {{"ops", ops}, {"nodes", nodes}};
   }
   void print(int runs) const {
     std::vector<std::pair<double, std::string>> rows;
@@ -143,6 +160,12 @@ int cmd_bench(int argc, char** argv) {
                  {"peak_device_bytes", peak_device},
                  {"device_tensor_bytes", device_tensors},
                  {"device_arena_bytes", device_arena}};
+    if (a.has("--profile")) {
+      Json with = j;
+      with["profile"] = profile.json(runs);  // each node timed on its own: the device waited for after it
+      std::printf("%s\n", json_line(with).c_str());
+      return 0;
+    }
     std::printf("%s\n", json_line(j).c_str());
   } else {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),

@@ -25,6 +25,7 @@ Json to_json(const vulkan::DeviceInfo& d) {
           {"storage_8bit", d.storage_8bit},
           {"cooperative_matrix_khr", d.cooperative_matrix_khr},
           {"cooperative_matrix_nv", d.cooperative_matrix_nv},
+          {"coop_matrix_shapes", d.coop_matrix_shapes},
           {"coop_matrix_fp16_16x16x16", d.coop_matrix_fp16},
           {"compute_only_queue", d.has_compute_only_queue},
           {"limits",

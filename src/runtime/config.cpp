@@ -90,7 +90,7 @@ Config Config::of(const SessionOptions& o) {
       v.precision = parse_precision(p);
   v.device.device = o.vulkan_device.empty() ? env("KESTREL_VK_DEVICE") : o.vulkan_device;
   v.device.pipeline_cache_dir = pipeline_cache_dir();
-  v.device.coop_matrix = env_choice("KESTREL_COOPMAT", {"on", "off"}) == "on";
+  v.device.coop_matrix = env_choice("KESTREL_COOPMAT", {"on", "off"}) != "off";
   v.device_wait_s = o.device_wait_s;
   const int64_t mb = o.device_memory_mb > 0 ? o.device_memory_mb
                                             : env_int("KESTREL_VK_MEMORY_MB", 0, (int64_t(1) << 40) - 1, 0);
@@ -98,6 +98,9 @@ Config Config::of(const SessionOptions& o) {
   v.exact_buffers = o.exact_buffers || env_choice("KESTREL_VK_EXACT_BUFFERS", {"0", "1"}) == "1";
   v.trace = int(env_int("KESTREL_TRACE", 0, 2, 0));
   v.attention_chunk = env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
+  if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "small", "large"}); !t.empty())
+    v.gemm_tiles = t == "small" ? vulkan::GemmTiles::Small : t == "large" ? vulkan::GemmTiles::Large
+                                                                          : vulkan::GemmTiles::Auto;
   v.cpu_kernels = c.cpu_kernels;
 
   c.process.pool_cap_bytes = size_t(env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096)) << 20;

@@ -53,6 +53,19 @@ std::vector<OpCase> gemm_cases() {
   // 1.1e9 multiply-adds: past one dispatch's budget, so row tiles go in bands (the deliberately large case).
   v.push_back({.label = "Gemm split over dispatches 1100x1000x1000", .op = "Gemm",
                .inputs = {rnd("a", {1100, 1000}), weight("b", {1000, 1000}), weight("c", {1000})}});
+  // Rows of multiples of 8 elements, 16-byte aligned: the tensor-core GEMM
+  // reads these 8 halves at a time (gemm_coop.comp's A_VEC and B_VEC), along
+  // whichever index has unit stride; edge tiles and a last partial K chunk included.
+  v.push_back({.label = "8-wide rows 136x264 @ 264x200", .op = "MatMul",
+               .inputs = {rnd("a", {136, 264}), weight("b", {264, 200})}});
+  v.push_back({.label = "8-wide rows batched [3,40,64]@[3,64,48]", .op = "MatMul",
+               .inputs = {rnd("a", {3, 40, 64}), rnd("b", {3, 64, 48})}});
+  v.push_back({.label = "8-wide rows Gemm transA transB + bias", .op = "Gemm",
+               .inputs = {rnd("a", {96, 72}), weight("b", {136, 96}), weight("c", {136})},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_i(n, "transA", 1);
+                 attr_i(n, "transB", 1);
+               }});
   // Fused activations, as the fusion pass records them on the node.
   v.push_back({.label = "Gemm + bias + fused x*Sigmoid(x)", .op = "Gemm",
                .inputs = {rnd("a", {37, 29}), weight("b", {29, 41}), weight("c", {41})},

@@ -1,5 +1,7 @@
 #include "backends/vulkan/context.h"
 
+#include "backends/vulkan/coop_matrix_khr.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backends/vulkan/coop_matrix_khr.h"
 #include "backends/vulkan/pipeline_cache_file.h"
 #include "backends/vulkan/shader_index.h"
 #include "core/error.h"
@@ -68,15 +71,21 @@ std::shared_ptr<Context> Context::open(const DeviceOptions& opts) {
   f16.shaderFloat16 = c->fp16_enabled_;
   s16.pNext = &f16;
 
-  // Tensor cores for float16 runs (DeviceOptions::coop_matrix): VK_NV_cooperative_matrix,
-  // when it offers 16x16x16 float16 x float16 + float32 per subgroup of 32 (gemm_coop.comp).
-  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  // Tensor cores for float16 runs (DeviceOptions::coop_matrix): VK_KHR_cooperative_matrix,
+  // when it offers 16x16x16 float16 x float16 + float32 per subgroup of 32
+  // (gemm_coop.comp), with the Vulkan memory model its shaders declare.
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{};
+  coop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   std::vector<const char*> extensions;
   c->info_.coop_matrix_fp16 = c->info_.coop_matrix_fp16 && c->fp16_enabled_ && opts.coop_matrix;
   if (c->info_.coop_matrix_fp16) {
     coop.cooperativeMatrix = VK_TRUE;
+    memory_model.vulkanMemoryModel = VK_TRUE;
+    coop.pNext = &memory_model;
     f16.pNext = &coop;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    extensions.push_back(VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    extensions.push_back(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
   }
 
   float priority = 1.0f;

@@ -53,11 +53,17 @@ struct Pipeline {
 struct DeviceOptions {
   std::string device;              // pick_device's selector: an index or a name; "": the best score
   std::string pipeline_cache_dir;  // where the pipeline cache file lives; "": none is kept
-  // float16 GEMMs on VK_NV_cooperative_matrix where offered (KESTREL_COOPMAT=on).
-  // Opt-in: on the H200 this first tensor-core GEMM is still slower than the
-  // scalar one (BENCHMARKS.md), so it is there to be tuned, not used by default.
-  bool coop_matrix = false;
+  // float16 GEMMs on tensor cores (VK_KHR_cooperative_matrix, gemm_coop.comp)
+  // where the device offers what that kernel needs (KESTREL_COOPMAT=off: never).
+  bool coop_matrix = true;
 };
+
+// Which output tile the scalar GEMM (gemm_body.glsl) takes: 64x64 (gemm.comp)
+// or 128x128 (gemm_large.comp). Auto: the larger on discrete GPUs, whose
+// register files hold its 8x8 block per thread, for GEMMs of enough tiles to
+// fill them (ops/gemm_record.cpp); the smaller elsewhere (CPU devices, mobile
+// and integrated GPUs). Tests force either on any device.
+enum class GemmTiles { Auto, Small, Large };
 
 class Context {
  public:

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/vulkan/coop_matrix_khr.h"
 #include "core/error.h"
 
 namespace kestrel::vulkan {
@@ -70,23 +71,49 @@ VkInstance shared_instance() {
 
 namespace {
 
-// Whether the driver lists a subgroup-scope 16x16x16 float16 x float16 +
-// float32 cooperative matrix product (the extension's entry point comes
-// through the instance: the loader need not export it).
-bool coop_matrix_fp16_offered(VkPhysicalDevice pd) {
-  auto props_of = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-      vkGetInstanceProcAddr(shared_instance(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
-  if (!props_of) return false;
+const char* component_name(VkComponentTypeKHR t) {
+  switch (t) {
+    case VK_COMPONENT_TYPE_FLOAT16_KHR: return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_KHR: return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_KHR: return "f64";
+    case VK_COMPONENT_TYPE_SINT8_KHR: return "s8";
+    case VK_COMPONENT_TYPE_SINT16_KHR: return "s16";
+    case VK_COMPONENT_TYPE_SINT32_KHR: return "s32";
+    case VK_COMPONENT_TYPE_SINT64_KHR: return "s64";
+    case VK_COMPONENT_TYPE_UINT8_KHR: return "u8";
+    case VK_COMPONENT_TYPE_UINT16_KHR: return "u16";
+    case VK_COMPONENT_TYPE_UINT32_KHR: return "u32";
+    case VK_COMPONENT_TYPE_UINT64_KHR: return "u64";
+    default: return "other";
+  }
+}
+
+// The cooperative-matrix products the driver offers (the extension's entry
+// point comes through the instance: the loader need not export it); sets
+// d.coop_matrix_fp16 when a subgroup-scope 16x16x16 float16 x float16 +
+// float32 is among them.
+void describe_coop_matrices(VkPhysicalDevice pd, DeviceInfo& d) {
+  auto props_of = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
+      vkGetInstanceProcAddr(shared_instance(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+  if (!props_of) return;
   uint32_t n = 0;
-  if (props_of(pd, &n, nullptr) != VK_SUCCESS || n == 0) return false;
-  std::vector<VkCooperativeMatrixPropertiesNV> props(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-  if (props_of(pd, &n, props.data()) != VK_SUCCESS) return false;
-  for (const auto& p : props)
-    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-        p.BType == VK_COMPONENT_TYPE_FLOAT16_NV && p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-        p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV)
-      return true;
-  return false;
+  if (props_of(pd, &n, nullptr) != VK_SUCCESS || n == 0) return;
+  VkCooperativeMatrixPropertiesKHR blank{};
+  blank.sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+  std::vector<VkCooperativeMatrixPropertiesKHR> props(n, blank);
+  if (props_of(pd, &n, props.data()) != VK_SUCCESS) return;
+  props.resize(n);
+  for (const auto& p : props) {
+    d.coop_matrix_shapes.push_back(std::to_string(p.MSize) + "x" + std::to_string(p.NSize) + "x" +
+                                   std::to_string(p.KSize) + " " + component_name(p.AType) + "*" +
+                                   component_name(p.BType) + "+" + component_name(p.CType) + "=" +
+                                   component_name(p.ResultType) +
+                                   (p.scope == VK_SCOPE_SUBGROUP_KHR ? " subgroup" : " other scope"));
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 16 && p.AType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+        p.BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p.CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+        p.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p.scope == VK_SCOPE_SUBGROUP_KHR)
+      d.coop_matrix_fp16 = true;
+  }
 }
 
 DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
@@ -127,6 +154,11 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   s16.pNext = &f16i8;
   VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   s8.pNext = &s16;
+  VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  // Asked only of a device that offers the extension (the validation layer
+  // rejects a feature struct of an extension the device lacks).
+  const bool has_memory_model = has_extension(pd, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
+  if (has_memory_model) f16i8.pNext = &memory_model;
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   feats.pNext = &s8;
   vkGetPhysicalDeviceFeatures2(pd, &feats);
@@ -136,8 +168,11 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.storage_8bit = s8.storageBuffer8BitAccess;
   d.cooperative_matrix_khr = has_extension(pd, "VK_KHR_cooperative_matrix");
   d.cooperative_matrix_nv = has_extension(pd, "VK_NV_cooperative_matrix");
-  d.coop_matrix_fp16 = d.cooperative_matrix_nv && d.subgroup_size == 32 && d.storage_16bit && d.shader_float16 &&
-                       coop_matrix_fp16_offered(pd);
+  d.vulkan_memory_model = has_memory_model && memory_model.vulkanMemoryModel;
+  if (d.cooperative_matrix_khr) describe_coop_matrices(pd, d);
+  // gemm_coop.comp: eight subgroups of 32 and 49,152 bytes of shared memory.
+  d.coop_matrix_fp16 = d.coop_matrix_fp16 && d.subgroup_size == 32 && d.storage_16bit && d.shader_float16 &&
+                       d.vulkan_memory_model && d.max_shared_memory >= 49152;
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

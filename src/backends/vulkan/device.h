@@ -29,9 +29,14 @@ struct DeviceInfo {
   bool shader_float16 = false, shader_int8 = false;
   bool storage_16bit = false, storage_8bit = false;
   bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;
-  // VK_NV_cooperative_matrix offers 16x16x16 float16 products accumulated in
-  // float32 per subgroup of 32 (what gemm_coop.comp uses in float16 runs);
-  // a context sets it only when it enabled it (KESTREL_COOPMAT=on).
+  bool vulkan_memory_model = false;  // the feature cooperative-matrix shaders declare
+  // Every product VK_KHR_cooperative_matrix offers, as "MxNxK A*B+C=R scope"
+  // (kestrel probe).
+  std::vector<std::string> coop_matrix_shapes;
+  // VK_KHR_cooperative_matrix offers 16x16x16 float16 products accumulated in
+  // float32 per subgroup of 32, which gemm_coop.comp is written for (float16
+  // runs); a context keeps it set only when it enabled the extension
+  // (DeviceOptions::coop_matrix).
   bool coop_matrix_fp16 = false;
   bool has_compute_only_queue = false;
   uint32_t max_workgroup_count[3] = {0, 0, 0};

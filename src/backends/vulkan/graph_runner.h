@@ -34,6 +34,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   Context& context() const { return *ctx_; }
   bool half() const { return half_; }
   int64_t attention_chunk() const { return attention_chunk_; }
+  GemmTiles gemm_tiles() const { return gemm_tiles_; }
   size_t resident_bytes() const;
 
  private:
@@ -55,6 +56,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   bool exact_buffers_ = false;
   int trace_ = 0;
   int64_t attention_chunk_ = 0;
+  GemmTiles gemm_tiles_ = GemmTiles::Auto;
   backends::cpu::Plan plan_;
   bool half_refused_ = false;  // float16 was asked for but the graph keeps float32
   bool half_ = false;

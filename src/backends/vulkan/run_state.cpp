@@ -191,6 +191,7 @@ class VkOpContext : public OpContext {
   bool half() const override { return st_.c.half(); }
   const DeviceInfo& device() const override { return st_.c.context().info(); }
   int64_t attention_chunk() const override { return st_.c.attention_chunk(); }
+  GemmTiles gemm_tiles() const override { return st_.c.gemm_tiles(); }
   const ops::FusedChecks& fused_checks() const override {
     if (!st_.opts.fused_checks) fail("runs outside a compiled graph, which keeps fused-node checks");
     return *st_.opts.fused_checks;

@@ -5,10 +5,49 @@
 namespace kestrel::vulkan {
 namespace {
 
-constexpr uint32_t kTile = 64, kCoopTile = 128;  // gemm.comp's and gemm_coop.comp's output tiles
 // Multiply-adds per dispatch: ~2 GFLOP, tens of ms on a phone GPU, a fraction
-// of a millisecond on a desktop one.
+// of a millisecond on a desktop one (macs_per_dispatch scales it per device).
 constexpr uint64_t kMacsPerDispatch = uint64_t(1) << 30;
+
+// The kernel a GEMM records, and its output tile (the grid is sized by it).
+struct GemmKernel {
+  const char* shader;
+  uint32_t tile;
+  bool coop;
+};
+
+// A GEMM of fewer 128x128 output tiles than this leaves a large GPU's compute
+// units idle on the larger tile: measured on the H200 (132 compute units,
+// BENCHMARKS.md), CLIP's 197-token projections (12 large tiles) ran 2x slower
+// on gemm_large.comp than on gemm.comp, the 4096x4096 product (1,024) 1.4x faster.
+constexpr uint64_t kLargeTilesAtLeast = 256;
+
+GemmKernel choose_kernel(const OpContext& ctx, const GemmPlan& plan) {
+  // Float16 runs on a device whose cooperative matrices the context enabled
+  // use its tensor cores. Float32 runs never do: their products would round
+  // the operands to float16.
+  if (ctx.half() && ctx.device().coop_matrix_fp16) return {"gemm_coop", 128, true};
+  GemmTiles t = ctx.gemm_tiles();
+  if (t == GemmTiles::Auto) {
+    const uint64_t large_tiles = uint64_t((plan.p.M + 127) / 128) * ((plan.p.N + 127) / 128) * plan.batches;
+    t = ctx.device().type == "discrete" && large_tiles >= kLargeTilesAtLeast ? GemmTiles::Large : GemmTiles::Small;
+  }
+  return t == GemmTiles::Large ? GemmKernel{"gemm_large", 128, false} : GemmKernel{"gemm", 64, false};
+}
+
+// Whether gemm_coop.comp may read an operand 8 halves (16 bytes) at a time:
+// its binding starts 16-byte aligned, and every row along its unit-stride
+// index starts at a multiple of 8 elements and holds a multiple of 8 (so a
+// load never straddles the row's end). `contig_len`: the unit-stride extent
+// (K or M for A, N or K for B); `row_stride`: the other index's stride;
+// `batch`: the batch strides.
+bool vector_rows(const GpuTensor& t, uint32_t unit_stride, uint32_t contig_len, uint32_t row_stride,
+                 const uint32_t (&batch)[4]) {
+  if (unit_stride != 1 || contig_len % 8 || row_stride % 8 || t.range(false).offset % 16) return false;
+  for (uint32_t s : batch)
+    if (s % 8) return false;
+  return true;
+}
 
 }  // namespace
 
@@ -17,18 +56,18 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   GemmPush& p = plan.p;
   if (y.numel() == 0 || p.M == 0 || p.N == 0) return;
   const uint32_t max_groups = 65535;
-  // Float16 runs on a device whose cooperative matrices the context enabled
-  // (KESTREL_COOPMAT=on) use its tensor cores (gemm_coop.comp: the same push
-  // constants and bindings, larger tiles).
-  const bool coop = ctx.half() && ctx.device().coop_matrix_fp16;
-  const char* shader = coop ? "gemm_coop" : "gemm";
-  const uint32_t tile = coop ? kCoopTile : kTile;
+  const GemmKernel kernel = choose_kernel(ctx, plan);
+  const uint32_t tile = kernel.tile;
   uint64_t nt = (p.N + tile - 1) / tile, mt = (p.M + tile - 1) / tile;
   if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
   p.act_a = act.a;
   p.act_b = act.b;
   std::vector<int32_t> spec = {int32_t(act.act), plan.a_kcontig ? 1 : 0, plan.b_ncontig ? 1 : 0, plan.has_c ? 1 : 0,
                                residual ? 1 : 0};
+  if (kernel.coop) {
+    spec.push_back(plan.a_kcontig ? vector_rows(a, p.sak, p.K, p.sam, p.sab) : vector_rows(a, p.sam, p.M, p.sak, p.sab));
+    spec.push_back(plan.b_ncontig ? vector_rows(b, p.sbn, p.N, p.sbk, p.sbb) : vector_rows(b, p.sbk, p.K, p.sbn, p.sbb));
+  }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
   uint64_t tile_macs = uint64_t(tile) * tile * std::max<uint32_t>(p.K, 1);
   uint64_t batch_macs = tile_macs * mt * nt;
@@ -38,7 +77,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     for (uint64_t b0 = 0; b0 < plan.batches; b0 += per) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = 0;
-      ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
+      ctx.dispatch(kernel.shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
                    uint32_t(std::min(per, plan.batches - b0)));
     }
     return;
@@ -48,9 +87,8 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     for (uint64_t m0 = 0; m0 < mt; m0 += rows) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = uint32_t(m0);
-      ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
+      ctx.dispatch(kernel.shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
     }
 }
-
 
 }  // namespace kestrel::vulkan

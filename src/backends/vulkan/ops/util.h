@@ -10,14 +10,20 @@
 
 namespace kestrel::vulkan {
 
-// The multiply-adds one dispatch may hold. On a GPU it is the kernel's own
-// bound (far under the ~500 ms after which mobile drivers kill a dispatch).
-// A CPU implementation of Vulkan (lavapipe) computes about 1 GFLOP/s when
-// other work shares its two cores, so there a dispatch holds at most 2^28
-// (about half a second), and the recorder closes a submit between dispatches
-// of a large node (recorder.h), each far within the wait limit.
+// The multiply-adds one dispatch may hold. On a mobile or integrated GPU it
+// is the kernel's own bound (far under the ~500 ms after which mobile drivers
+// kill a dispatch). A discrete GPU takes 32 times that: the dispatches of one
+// node write one output, so a barrier separates each from the next, and a
+// dispatch must hold enough workgroups to fill a GPU of a hundred or more
+// compute units (2^35 multiply-adds: about 3 ms at 25 TFLOP/s). A CPU
+// implementation of Vulkan (lavapipe) computes about 1 GFLOP/s when other
+// work shares its two cores, so there a dispatch holds at most 2^28 (about
+// half a second), and the recorder closes a submit between dispatches of a
+// large node (recorder.h), each far within the wait limit.
 inline uint64_t macs_per_dispatch(const DeviceInfo& d, uint64_t gpu_bound) {
-  return d.type == "cpu" ? std::min<uint64_t>(gpu_bound, uint64_t(1) << 28) : gpu_bound;
+  if (d.type == "cpu") return std::min<uint64_t>(gpu_bound, uint64_t(1) << 28);
+  if (d.type == "discrete") return gpu_bound * 32;
+  return gpu_bound;
 }
 
 // The function numbers of shaders/activation.glsl: the unary ops' kernels
