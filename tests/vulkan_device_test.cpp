@@ -2,6 +2,7 @@
 // failure; only KESTREL_VULKAN_TESTS=off (set on purpose) skips these tests.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -10,6 +11,7 @@
 #include "backends/vulkan/device.h"
 #include "core/error.h"
 #include "runtime/config.h"
+#include "cli_helpers.h"
 #include "vulkan_tests_switch.h"
 
 using kestrel::test::vulkan_tests_off;
@@ -87,3 +89,20 @@ TEST(VulkanGrid, FoldsPastTheWorkgroupLimitIntoTwoDimensions) {
   EXPECT_GE(uint64_t(x) * y, 200000u);
 }
 
+
+// `kestrel probe` lists every cooperative-matrix product a device offers, and
+// claims the one the tensor-core GEMM needs only where that product is listed.
+TEST(VulkanDevice, ProbeListsTheCooperativeMatrixProducts) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  const auto [status, out] = kestrel::test::run_kestrel("probe");
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json devices = nlohmann::json::parse(out)["vulkan"]["devices"];
+  ASSERT_FALSE(devices.empty());
+  for (const auto& d : devices) {
+    ASSERT_TRUE(d["coop_matrix_shapes"].is_array()) << d.dump();
+    const auto shapes = d["coop_matrix_shapes"].get<std::vector<std::string>>();
+    if (!d["cooperative_matrix_khr"].get<bool>()) EXPECT_TRUE(shapes.empty()) << d["name"];
+    if (d["coop_matrix_fp16_16x16x16"].get<bool>())
+      EXPECT_THAT(shapes, testing::Contains("16x16x16 f16*f16+f32=f32 subgroup")) << d["name"];
+  }
+}

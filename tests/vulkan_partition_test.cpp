@@ -189,3 +189,25 @@ TEST(VulkanPartition, InspectReportsThePartitionWithoutRunning) {
   EXPECT_GT(ran["dispatches"].get<int>(), 0);
   EXPECT_GT(ran["gpu_flops_share"].get<double>(), 0.5);
 }
+
+// `kestrel bench --json --profile` times each node on its own (the device
+// waited for after it): one entry per node in the order they ran, and per
+// op type the same time again.
+TEST(VulkanPartition, BenchProfileTimesEveryNodeInRunOrder) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  const ModelFile file(chain_model(10000), "profile");
+  const auto [status, out] = run_kestrel("bench " + file.path + " --backend vulkan --runs 2 --json --profile");
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json profile = nlohmann::json::parse(out)["profile"];
+  std::vector<std::string> order;
+  double nodes_ms = 0, ops_ms = 0;
+  for (const auto& n : profile["nodes"]) {
+    order.push_back(n["node"].get<std::string>());
+    EXPECT_GE(n["ms"].get<double>(), 0.0);
+    nodes_ms += n["ms"].get<double>();
+  }
+  EXPECT_THAT(order, testing::ElementsAre("Relu_r", "Add_a", "Sigmoid_s", "Neg_ng", "Mul_y"));
+  for (const auto& [op, ms] : profile["ops"].items()) ops_ms += ms.get<double>();
+  EXPECT_EQ(profile["ops"].size(), 5u);
+  EXPECT_NEAR(ops_ms, nodes_ms, 1e-6 * std::max(1.0, nodes_ms));
+}
