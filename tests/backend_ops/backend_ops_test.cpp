@@ -409,10 +409,10 @@ TEST(BackendOps, EveryOpOnTheProductsSaysSoAndHasAParityCase) {
 
 TEST(BackendOps, VulkanFp32MatchesCpu) { run_precision("fp32"); }
 TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
-// The scalar GEMM comes in two tiles (gemm.comp, gemm_large.comp), of which a
-// device uses one: the ops that record it run again on each, so both are
-// checked on every device (lavapipe takes the small one by itself). In
-// float16 runs on a device with cooperative matrices, these run gemm_coop.comp.
+// The GEMM comes in two tiles (scalar: gemm.comp, gemm_large.comp; on tensor
+// cores, float16 runs only: gemm_coop_small.comp, gemm_coop.comp), of which a
+// GEMM takes one: the ops that record it run again on each, so both are
+// checked on every device (lavapipe takes the small one by itself).
 const std::vector<std::string> kGemmOps = {"MatMul", "Gemm"};
 TEST(BackendOps, VulkanFp32SmallGemmTilesMatchCpu) { run_precision("fp32", vulkan::GemmTiles::Small, kGemmOps); }
 TEST(BackendOps, VulkanFp32LargeGemmTilesMatchCpu) { run_precision("fp32", vulkan::GemmTiles::Large, kGemmOps); }

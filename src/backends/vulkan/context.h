@@ -58,11 +58,12 @@ struct DeviceOptions {
   bool coop_matrix = true;
 };
 
-// Which output tile the scalar GEMM (gemm_body.glsl) takes: 64x64 (gemm.comp)
-// or 128x128 (gemm_large.comp). Auto: the larger on discrete GPUs, whose
-// register files hold its 8x8 block per thread, for GEMMs of enough tiles to
-// fill them (ops/gemm_record.cpp); the smaller elsewhere (CPU devices, mobile
-// and integrated GPUs). Tests force either on any device.
+// Which output tile the GEMM takes: 64x64 (gemm.comp; on tensor cores
+// gemm_coop_small.comp) or 128x128 (gemm_large.comp; gemm_coop.comp). Auto:
+// the larger on discrete GPUs and tensor cores, whose register files hold
+// its larger blocks, for GEMMs of enough tiles to fill them
+// (ops/gemm_record.cpp); the smaller elsewhere (CPU devices, mobile and
+// integrated GPUs). Tests force either on any device.
 enum class GemmTiles { Auto, Small, Large };
 
 class Context {

@@ -90,7 +90,7 @@ class OpContext {
   // At most this many query rows per attention chunk (0: no cap but the
   // device's; VulkanOptions::attention_chunk).
   virtual int64_t attention_chunk() const { return 0; }
-  // The scalar GEMM's output tile this run asks for (VulkanOptions::gemm_tiles).
+  // The GEMM's output tile this run asks for (VulkanOptions::gemm_tiles).
   virtual GemmTiles gemm_tiles() const { return GemmTiles::Auto; }
   // The run's ledger of fused-node checks (ops/fused_checks.h).
   virtual const ops::FusedChecks& fused_checks() const = 0;

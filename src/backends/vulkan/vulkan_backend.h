@@ -34,7 +34,7 @@ struct VulkanOptions {
   // At most this many query rows per attention chunk in the fused encoders
   // (0: as many as the device's buffer range allows; KESTREL_ATTENTION_CHUNK).
   int64_t attention_chunk = 0;
-  // The scalar GEMM's output tile (KESTREL_GEMM_TILES=auto|small|large).
+  // The GEMM's output tile (KESTREL_GEMM_TILES=auto|small|large).
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
   // The kernels of the nodes left on the CPU.
   CpuKernels cpu_kernels = CpuKernels::Fast;

@@ -23,19 +23,22 @@ struct GemmKernel {
 constexpr uint64_t kLargeTilesAtLeast = 256;
 
 GemmKernel choose_kernel(const OpContext& ctx, const GemmPlan& plan) {
-  // Float16 runs on a device whose cooperative matrices the context enabled
-  // use its tensor cores. Float32 runs never do: their products would round
-  // the operands to float16.
-  if (ctx.half() && ctx.device().coop_matrix_fp16) return {"gemm_coop", 128, true};
   GemmTiles t = ctx.gemm_tiles();
   if (t == GemmTiles::Auto) {
     const uint64_t large_tiles = uint64_t((plan.p.M + 127) / 128) * ((plan.p.N + 127) / 128) * plan.batches;
-    t = ctx.device().type == "discrete" && large_tiles >= kLargeTilesAtLeast ? GemmTiles::Large : GemmTiles::Small;
+    const bool big_gpu = ctx.device().type == "discrete" || ctx.device().coop_matrix_fp16;
+    t = big_gpu && large_tiles >= kLargeTilesAtLeast ? GemmTiles::Large : GemmTiles::Small;
   }
-  return t == GemmTiles::Large ? GemmKernel{"gemm_large", 128, false} : GemmKernel{"gemm", 64, false};
+  const bool large = t == GemmTiles::Large;
+  // Float16 runs on a device whose cooperative matrices the context enabled
+  // use its tensor cores. Float32 runs never do: their products would round
+  // the operands to float16.
+  if (ctx.half() && ctx.device().coop_matrix_fp16)
+    return large ? GemmKernel{"gemm_coop", 128, true} : GemmKernel{"gemm_coop_small", 64, true};
+  return large ? GemmKernel{"gemm_large", 128, false} : GemmKernel{"gemm", 64, false};
 }
 
-// Whether gemm_coop.comp may read an operand 8 halves (16 bytes) at a time:
+// Whether the tensor-core GEMM may read an operand 8 halves (16 bytes) at a time:
 // its binding starts 16-byte aligned, and every row along its unit-stride
 // index starts at a multiple of 8 elements and holds a multiple of 8 (so a
 // load never straddles the row's end). `contig_len`: the unit-stride extent
