@@ -86,7 +86,11 @@ steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(ops families models arenas)
 for step in "${steps[@]}"; do
   case "$step" in
-    ops) run_step ops build/tests/kestrel_backend_ops ;;
+    # The MatMul/Gemm cases forced onto each GEMM tile run in ctest, not here:
+    # the small tile is what lavapipe takes by itself (validated in the
+    # precision runs), and the large one, clean here on its first runs, took
+    # 345 s under GPU-assisted validation.
+    ops) run_step ops build/tests/kestrel_backend_ops --gtest_filter='-*SmallGemmTilesMatchCpu:*LargeGemmTilesMatchCpu' ;;
     families) run_step families build/tests/kestrel_tests \
                 --gtest_filter='Families.*:SamFamily.*:TorchStack.*' ;;
     models) run_step models build/tests/kestrel_tests --gtest_filter="${model_filter%:}" ;;
