@@ -49,13 +49,13 @@ namespace {
 struct Profile {
   std::map<std::string, std::pair<double, int>> by_op;  // op -> (ms, nodes run)
   std::map<std::string, double> by_node;                // "name (op)" -> ms
-  std::vector<std::pair<std::string, double>> run_order;  // node name -> ms, in the order they ran
+  std::map<std::string, std::pair<size_t, double>> per_node;  // node name -> (order first run, ms)
   static void record(void* self, const backends::NodeTiming& t) {
     auto* p = static_cast<Profile*>(self);
     auto& e = p->by_op[t.node->op_type];
     e.first += t.ms;
     e.second += 1;
-    p->run_order.emplace_back(t.node->name, t.ms);
+    p->per_node.try_emplace(t.node->name, p->per_node.size(), 0.0).first->second.second += t.ms;
     std::string shapes;
     for (const Shape& s : t.input_shapes) shapes += (shapes.empty() ? "" : " ") + shape_str(s);
     p->by_node[t.node->name + " (" + t.node->op_type + ") " + shapes] += t.ms;
@@ -64,11 +64,6 @@ struct Profile {
   Json json(int runs) const {
     Json ops = Json::object(), nodes = Json::array();
     for (auto& [op, e] : by_op) ops[op] = e.first / runs;
-    std::map<std::string, std::pair<size_t, double>> per_node;  // name -> (first position, ms)
-    for (size_t i = 0; i < run_order.size(); ++i) {
-      auto [it, added] = per_node.try_emplace(run_order[i].first, i, 0.0);
-      it->second.second += run_order[i].second;
-    }
     std::vector<std::pair<size_t, std::string>> order;
     for (auto& [name, e] : per_node) order.emplace_back(e.first, name);
     std::sort(order.begin(), order.end());

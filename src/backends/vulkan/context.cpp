@@ -1,7 +1,5 @@
 #include "backends/vulkan/context.h"
 
-#include "backends/vulkan/coop_matrix_khr.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

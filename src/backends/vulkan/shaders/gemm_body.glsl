@@ -18,30 +18,7 @@
 // multiply out of one stage, the next chunk's global loads are in flight into
 // registers, then stored into the other stage; one barrier per chunk.
 #extension GL_EXT_control_flow_attributes : require
-#include "common.glsl"
-#include "activation.glsl"
-layout(local_size_x = 256) in;
-layout(constant_id = 0) const int ACT = 0;
-layout(constant_id = 1) const int A_KCONTIG = 1;  // A's k index has unit stride (else its m index does)
-layout(constant_id = 2) const int B_NCONTIG = 1;  // B's n index has unit stride (else its k index does)
-layout(constant_id = 3) const int HAS_C = 0;
-layout(constant_id = 4) const int HAS_R = 0;
-layout(std430, binding = 0) readonly buffer A_ { T a[]; };
-layout(std430, binding = 1) readonly buffer B_ { T b[]; };
-layout(std430, binding = 2) readonly buffer C_ { T c[]; };
-layout(std430, binding = 3) buffer Y_ { T y[]; };
-layout(std430, binding = 4) readonly buffer R_ { T r[]; };
-layout(push_constant) uniform Push {
-  uint M, N, K;
-  uint batch_base, mtile_base;
-  uint sam, sak, sbk, sbn;  // element strides of A along m, k and of B along k, n
-  uint scm, scn;            // C's strides along m, n (0 where it broadcasts)
-  float alpha, beta, act_a, act_b;
-  uint bdims[4];            // output batch dims (leading ones padded with 1)
-  uint sab[4], sbb[4];      // A's and B's element strides along them (0: broadcast)
-  uint sym;                 // Y's row stride (0: N, dense)
-  uint syb[4];              // Y's batch strides when sym is set
-} pc;
+#include "gemm_interface.glsl"
 
 const uint BN = BM;
 const uint SUB = TM / 4;                  // 4x4 blocks per thread along each side

@@ -14,35 +14,12 @@
 // strides) passes each accumulator through the subgroup's own 16x16 corner of
 // shared memory. Every loop over cooperative matrices is unrolled: where one
 // is not, the NVIDIA compiler keeps the matrices in memory (4x slower).
-#include "common.glsl"
-#include "activation.glsl"
-layout(local_size_x = 256) in;
-layout(constant_id = 0) const int ACT = 0;
-layout(constant_id = 1) const int A_KCONTIG = 1;
-layout(constant_id = 2) const int B_NCONTIG = 1;
-layout(constant_id = 3) const int HAS_C = 0;
-layout(constant_id = 4) const int HAS_R = 0;
+#include "gemm_interface.glsl"
 layout(constant_id = 5) const int A_VEC = 0;
 layout(constant_id = 6) const int B_VEC = 0;
-layout(std430, binding = 0) readonly buffer A_ { T a[]; };
-layout(std430, binding = 1) readonly buffer B_ { T b[]; };
-layout(std430, binding = 2) readonly buffer C_ { T c[]; };
-layout(std430, binding = 3) buffer Y_ { T y[]; };
-layout(std430, binding = 4) readonly buffer R_ { T r[]; };
 // The same A and B, 16 bytes at a time (A_VEC, B_VEC).
 layout(std430, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
-layout(push_constant) uniform Push {
-  uint M, N, K;
-  uint batch_base, mtile_base;
-  uint sam, sak, sbk, sbn;
-  uint scm, scn;
-  float alpha, beta, act_a, act_b;
-  uint bdims[4];
-  uint sab[4], sbb[4];
-  uint sym;
-  uint syb[4];
-} pc;
 
 const uint BN = BM, BK = 32;
 const uint ITEMS = BM * BK / 8 / 256;  // uvec4s of each operand a thread loads per chunk

@@ -1,0 +1,28 @@
+// What every GEMM kernel shares with the host's GemmPush and record_gemm
+// (ops/gemm_record.h): the workgroup of 256, specialization constants 0-4,
+// bindings 0-4 and the push constants. gemm_body.glsl and gemm_coop_body.glsl
+// include it.
+#include "common.glsl"
+#include "activation.glsl"
+layout(local_size_x = 256) in;
+layout(constant_id = 0) const int ACT = 0;
+layout(constant_id = 1) const int A_KCONTIG = 1;  // A's k index has unit stride (else its m index does)
+layout(constant_id = 2) const int B_NCONTIG = 1;  // B's n index has unit stride (else its k index does)
+layout(constant_id = 3) const int HAS_C = 0;
+layout(constant_id = 4) const int HAS_R = 0;
+layout(std430, binding = 0) readonly buffer A_ { T a[]; };
+layout(std430, binding = 1) readonly buffer B_ { T b[]; };
+layout(std430, binding = 2) readonly buffer C_ { T c[]; };
+layout(std430, binding = 3) buffer Y_ { T y[]; };
+layout(std430, binding = 4) readonly buffer R_ { T r[]; };
+layout(push_constant) uniform Push {
+  uint M, N, K;
+  uint batch_base, mtile_base;
+  uint sam, sak, sbk, sbn;  // element strides of A along m, k and of B along k, n
+  uint scm, scn;            // C's strides along m, n (0 where it broadcasts)
+  float alpha, beta, act_a, act_b;
+  uint bdims[4];            // output batch dims (leading ones padded with 1)
+  uint sab[4], sbb[4];      // A's and B's element strides along them (0: broadcast)
+  uint sym;                 // Y's row stride (0: N, dense)
+  uint syb[4];              // Y's batch strides when sym is set
+} pc;
