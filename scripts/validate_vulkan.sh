@@ -56,9 +56,16 @@ export VK_LAYER_SETTINGS_PATH="$out"
 # reported.
 export KESTREL_VK_EXACT_BUFFERS=1
 
-models="ppocrv4_det ppocrv4_rec ppocr_mobile_v2_cls blazeface_front_128 blazeface_back_256 mlsd_tiny_320 silero_vad"
+models="ppocrv4_rec ppocr_mobile_v2_cls blazeface_front_128 blazeface_back_256 silero_vad"
 model_filter=""
 for m in $models; do model_filter+="Real/RealModelTest.AgreesWithOnnxRuntime/${m}_vulkan_*:"; done
+# PP-OCR det and M-LSD in float32 only here: their float16 sessions calibrate
+# in about eight runs each (float16 loses PP-OCR's near-zero probabilities and
+# M-LSD's offsets; precision_plan.h), which ctest covers; the conversions
+# between precisions are validated by the MixedPrecision tests in the
+# families step.
+model_filter+="Real/RealModelTest.AgreesWithOnnxRuntime/mlsd_tiny_320_vulkan_fp32:"
+model_filter+="Real/RealModelTest.AgreesWithOnnxRuntime/ppocrv4_det_vulkan_fp32:"
 
 failed=()
 run_step() {
@@ -92,10 +99,10 @@ for step in "${steps[@]}"; do
     # 345 s under GPU-assisted validation.
     ops) run_step ops build/tests/kestrel_backend_ops --gtest_filter='-*SmallGemmTilesMatchCpu:*LargeGemmTilesMatchCpu' ;;
     families) run_step families build/tests/kestrel_tests \
-                --gtest_filter='Families.*:SamFamily.*:TorchStack.*' ;;
+                --gtest_filter='Families.*:SamFamily.*:TorchStack.*:MixedPrecision.*' ;;
     models) run_step models build/tests/kestrel_tests --gtest_filter="${model_filter%:}" ;;
     arenas) KESTREL_VK_EXACT_BUFFERS=0 run_step arenas build/tests/kestrel_tests \
-              --gtest_filter='VulkanArena.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedVisionEncodersMatchOnnxRuntimeInFloat16Storage' ;;
+              --gtest_filter='VulkanArena.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage' ;;
     *) echo "validate_vulkan: unknown step '$step' (ops, families, models, arenas)" >&2; exit 2 ;;
   esac
 done

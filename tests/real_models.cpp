@@ -112,6 +112,12 @@ std::vector<RealModel> make_table() {
                      {"input", photo_input(d, "dog.jpg", 1024, 1024, Layout::NCHW, imgly_isnet())}};
                },
                0.99999, 1e-2, 1e-3});
+  // Its tensors are float16 in the model itself, so float16 storage adds
+  // only its two boundary Casts' rounding, while one run on lavapipe takes
+  // about 10 minutes of two cores and a float16 session's first run is two
+  // (float32, then mixed). Its float16 run is measured on the GPU machine
+  // (BENCHMARKS.md).
+  t.back().fp16_not_run = "a float16 model: float16 storage changes only its boundary Casts; 20 lavapipe minutes";
   // isnet_small is dynamically quantized: every conv input goes through
   // DynamicQuantizeLinear to uint8. A float difference of one ulp upstream can
   // flip a rounding, i.e. one quantization step (1/255 of that activation's
@@ -158,12 +164,12 @@ std::vector<RealModel> make_table() {
   // 86 pixels, all below 2.1e-4) are zero on one side only. atol 1e-3 admits
   // such flips, far below the 0.1 detection threshold; a real error would
   // also move the offsets, held to 1e-4 of their +-130 pixel range.
-  // float16 storage is NOT faithful for M-LSD: its offsets head regresses
-  // line endpoints of +-130 pixels through ~40 ReLU6 convolutions, and float16
-  // rounding compounds to offsets off by up to ~25 pixels at a few pixels
-  // (measured on lavapipe: tiny cosine 0.99905, 24 of 91; large 0.99952, 12
-  // of 81). Precision auto detects this and keeps float32 for these models.
-  // The float16 bound below only guards against gross breakage.
+  // Float16 storage everywhere is not faithful for M-LSD: its offsets head
+  // regresses line endpoints of +-130 pixels through ~40 ReLU6 convolutions,
+  // and float16 rounding compounded to offsets off by up to ~25 pixels
+  // (lavapipe: tiny cosine 0.99905). Calibration finds that no prefix of its
+  // nodes can keep float16 and runs it in float32: the float16 bounds are
+  // the default ones.
   for (const char* size : {"tiny", "large"}) {
     std::string name = std::string("mlsd_") + size + "_320";
     RealModel mlsd{name, name + ".onnx",
@@ -175,8 +181,11 @@ std::vector<RealModel> make_table() {
                        {"input_image_with_alpha:0", photo_input(d, "horses.jpg", 320, 320, Layout::NHWC, raw, true)}};
                  },
                  0.99999, 1e-4, 1e-3};
-    mlsd.fp16_min_cosine = 0.998;
-    mlsd.fp16_rel = 0.5;
+    // M-LSD large's float16 session decides in about nine runs of ~45 s on
+    // lavapipe (M-LSD tiny covers the same path here in ~90 s); its float16
+    // run is measured on the GPU machine (BENCHMARKS.md).
+    if (std::string(size) == "large")
+      mlsd.fp16_not_run = "its float16 calibration takes about nine lavapipe runs of ~45 s; M-LSD tiny covers it";
     t.push_back(mlsd);
   }
   t.push_back({"silero_vad", "silero_vad.onnx",

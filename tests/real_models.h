@@ -23,11 +23,15 @@ struct RealModel {
   double min_cosine = 0.99999;
   double rel = 1e-4;
   double atol = 1e-5;
-  // With float16 storage on the Vulkan backend every op's output is rounded
-  // to float16 (2^-11 relative), compounding through the network.
-  double fp16_min_cosine = 0.9995;
+  // With float16 storage on the Vulkan backend every float16 node's output
+  // is rounded to float16 (2^-11 relative), compounding through the network;
+  // the first run keeps float16 only where the outputs stay within cosine
+  // 0.9999 and 3% of their range of float32's (precision_plan.h).
+  double fp16_min_cosine = 0.9999;
   double fp16_rel = 3e-2;
   double fp16_atol = -1;  // < 0: atol
+  // Non-empty: why the float16-storage configuration is not run in ctest.
+  std::string fp16_not_run;
   // When >= 0, the bounds for the Vulkan backend in either precision.
   double gpu_min_cosine = -1, gpu_rel = -1;
 };

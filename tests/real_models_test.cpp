@@ -52,6 +52,7 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
   const bool half = std::string(config.precision) == "fp16";
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off" && config.backend != std::string("cpu"))
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  if (half && !m.fp16_not_run.empty()) GTEST_SKIP() << "float16 storage not run here: " << m.fp16_not_run;
   std::string dir = real_models::models_dir();
   std::string path = dir + "/" + m.file;
   ASSERT_TRUE(std::filesystem::is_regular_file(path))
@@ -70,6 +71,8 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
   opts.cpu_kernels = config.cpu_kernels;
   auto s = Session::load(path, opts);
   ASSERT_EQ(s->outputs().size(), ref.outputs.size());
+  // (In float16 storage the first run also decides which nodes keep it,
+  // and answers with the mixed run that agreed with float32.)
   auto ours = s->run(inputs);
   if (s->placement()) std::printf("  %s\n", s->placement_summary().c_str());
   ASSERT_EQ(ours.size(), ref.outputs.size());

@@ -52,6 +52,12 @@ class SignatureCache {
     std::lock_guard<std::mutex> lock(mu_);
     return entries_.size();
   }
+  // Forgets every signature (what was learned no longer holds: the graph's
+  // float precisions changed).
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.clear();
+  }
 
  private:
   std::mutex mu_;

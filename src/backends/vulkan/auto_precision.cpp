@@ -1,37 +1,11 @@
 #include "backends/vulkan/auto_precision.h"
 
+#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 
 namespace kestrel::vulkan {
 namespace {
-
-constexpr double kMinCosine = 0.9995, kMaxAbsOfRange = 3e-2;
-
-// "" when b agrees with a (the float32 result), else what disagrees.
-std::string disagreement(const Tensor& a, const Tensor& b, double& worst_cos) {
-  if (!dtype_is_float(a.dtype())) return a.same_as(b) ? "" : "an integer output differs";
-  std::vector<float> x = a.to_f32(), y = b.to_f32();
-  double dot = 0, nx = 0, ny = 0, maxabs = 0, range = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(x[i]) != std::isnan(y[i])) return "NaN where float32 has none";
-    if (std::isnan(x[i])) continue;
-    dot += double(x[i]) * y[i];
-    nx += double(x[i]) * x[i];
-    ny += double(y[i]) * y[i];
-    maxabs = std::max(maxabs, std::abs(double(x[i]) - y[i]));
-    range = std::max(range, std::abs(double(x[i])));
-  }
-  double cos = nx == 0 && ny == 0 ? 1 : dot / std::sqrt(nx * ny + 1e-300);
-  worst_cos = std::min(worst_cos, cos);
-  char buf[128];
-  if (cos < kMinCosine || maxabs > kMaxAbsOfRange * range + 1e-6) {
-    std::snprintf(buf, sizeof buf, "cosine %.6f, max abs %.3g of %.3g", cos, maxabs, range);
-    return buf;
-  }
-  return "";
-}
 
 double time_run(const backends::CompiledGraph& g, const std::vector<Tensor>& inputs, const backends::RunOptions& opts) {
   auto t0 = std::chrono::steady_clock::now();
@@ -42,7 +16,7 @@ double time_run(const backends::CompiledGraph& g, const std::vector<Tensor>& inp
 }  // namespace
 
 AutoPrecisionCompiled::AutoPrecisionCompiled(std::unique_ptr<backends::CompiledGraph> fp32,
-                                             std::unique_ptr<backends::CompiledGraph> fp16)
+                                             std::unique_ptr<VulkanCompiled> fp16)
     : fp32_(std::move(fp32)), fp16_(std::move(fp16)) {}
 
 std::vector<Tensor> AutoPrecisionCompiled::run(const std::vector<Tensor>& inputs,
@@ -52,13 +26,25 @@ std::vector<Tensor> AutoPrecisionCompiled::run(const std::vector<Tensor>& inputs
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!chosen_) {
-      std::vector<Tensor> ref = fp32_->run(inputs, opts), half = fp16_->run(inputs, opts);
+      std::vector<Tensor> ref = fp32_->run(inputs, opts);
+      fp16_->run(inputs, opts);  // calibrates its per-node precisions (precision_plan.h)
+      std::shared_ptr<const PrecisionPlan> plan = fp16_->precision();
       std::string why;
       double worst = 1;
-      for (size_t i = 0; i < ref.size() && why.empty(); ++i) {
-        why = disagreement(ref[i], half[i], worst);
-        if (!why.empty()) why = "output " + std::to_string(i) + ": " + why;
+      if (!plan->decided) {
+        why = "it could not calibrate on the first run";
+      } else if (plan->half_nodes() == 0) {
+        why = "no node kept fp16";
+      } else {
+        std::vector<Tensor> half = fp16_->run(inputs, opts);
+        for (size_t i = 0; i < ref.size() && why.empty(); ++i) {
+          double cos = 1;
+          why = output_disagreement(ref[i], half[i], &cos);
+          worst = std::min(worst, cos);
+          if (!why.empty()) why = "output " + std::to_string(i) + ": " + why;
+        }
       }
+      const std::string detail = plan->note.empty() ? "" : "\n" + plan->note;
       char buf[160];
       if (why.empty()) {
         // Both are faithful: keep the faster, timed on one more (warm) run each.
@@ -66,11 +52,12 @@ std::vector<Tensor> AutoPrecisionCompiled::run(const std::vector<Tensor>& inputs
         std::snprintf(buf, sizeof buf, "agreed with fp32 on the first run, worst cosine %.6f; warm run fp32 %.3f ms, fp16 %.3f ms",
                       worst, t32, t16);
         bool half = t16 < t32;
-        verdict_ = std::string("precision auto: ") + (half ? "fp16" : "fp32") + " (fp16 " + buf + ")";
-        chosen_ = half ? fp16_.get() : fp32_.get();
-        (half ? fp32_ : fp16_).reset();
+        verdict_ = std::string("precision auto: ") + (half ? "fp16" : "fp32") + " (fp16 " + buf + ")" + detail;
+        chosen_ = half ? static_cast<const backends::CompiledGraph*>(fp16_.get()) : fp32_.get();
+        if (half) fp32_.reset();
+        else fp16_.reset();
       } else {
-        verdict_ = "precision auto: fp32 (fp16 disagreed on the first run: " + why + ")";
+        verdict_ = "precision auto: fp32 (fp16 on the first run: " + why + ")" + detail;
         chosen_ = fp32_.get();
         fp16_.reset();
       }
@@ -96,8 +83,8 @@ std::optional<backends::PlacementReport> AutoPrecisionCompiled::planned_placemen
     return p;
   }
   auto p = fp32_->planned_placement();
-  if (p) p->precision_note = "precision auto: the first run computes in fp32 and fp16 and keeps fp16 only if it "
-                             "agrees and is faster (shown for fp32)";
+  if (p) p->precision_note = "precision auto: the first run computes in fp32, calibrates which nodes keep fp16, and "
+                             "keeps fp16 only if it agrees and is faster (shown for fp32)";
   return p;
 }
 

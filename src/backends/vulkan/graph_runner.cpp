@@ -34,14 +34,17 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       plan_(backends::cpu::Plan::build(g, opts.cpu_kernels)),
       half_refused_(half && integer_quantized(plan_)),
       half_(half && !half_refused_),
-      partition_(g, half_) {
+      partition_(g) {
   resident_.resize(g.values.size());
+  auto first = std::make_shared<PrecisionPlan>();
+  first->decided = !half_;  // float16 asked for: the first run decides (precision_calibration.cpp)
+  precision_ = std::move(first);
   budget_ = budget ? std::move(budget) : std::make_shared<MemoryBudget>(opts.device_memory_bytes);
   weights_ = std::make_unique<Allocator>(*ctx_, MemoryKind::Device, budget_.get(), exact_buffers_);
   auto upload = std::make_unique<RunResources>(*ctx_, device_wait_s_, budget_, exact_buffers_);
   std::vector<std::shared_ptr<DeviceMemory>> staging;
   try {
-    upload_weights(*upload, staging);
+    upload_weights(*upload, staging, *precision_);
     upload->rec.flush();
   } catch (...) {
     // Copies into the weights may still be running: keep their memory.
@@ -54,48 +57,59 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
 }
 
 // The weights of the nodes the static partition puts on the GPU go to the
-// device once, now, in the storage precision.
-void VulkanCompiled::upload_weights(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging) {
+// device once, now, each in the float precision its readers compute in under
+// `plan` (float32 where they differ; a reader in the other precision gets a
+// converted copy per run, run_state.cpp).
+void VulkanCompiled::upload_weights(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging,
+                                    const PrecisionPlan& plan) const {
   const ir::Graph& g = g_;
+  std::vector<int8_t> want_half(g.values.size(), -1);  // -1: no GPU reader
+  std::vector<int> readers;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& n = g.nodes[i];
     const VkOpDef* kernel = partition_.kernel(i);
     if (!kernel) continue;
+    const bool h = half_ && !plan.half.empty() && plan.half[i];
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
-      if (v < 0 || resident_[size_t(v)] || std::count(kernel->host_inputs.begin(), kernel->host_inputs.end(), int(k)))
-        continue;
-      auto it = g.initializers.find(v);
-      if (it == g.initializers.end() || !storable(it->second).empty()) continue;
-      const Tensor& t = it->second;
-      size_t bytes = storage_bytes(t, half_);
-      if (bytes > ctx_->info().max_storage_buffer_range) continue;
-      auto gt = std::make_shared<GpuTensor>();
-      gt->dtype = t.dtype();
-      gt->shape = t.shape();
-      gt->half = half_ && gt->is_float();
-      std::shared_ptr<DeviceMemory> stg;
-      try {
-        gt->memory = device_memory(*weights_, bytes);
-        if (!gt->memory->a.mapped()) stg = device_memory(upload.host, bytes);
-      } catch (const OutOfDeviceMemory&) {
-        continue;  // past the budget: uploaded per run if its node fits then, else the node runs on the CPU
-      }
-      if (uint8_t* p = gt->memory->a.mapped()) {
-        write_storage(t, half_, p);
-        weights_->host_wrote(gt->memory->a);
-      } else {
-        write_storage(t, half_, stg->a.mapped());
-        upload.host.host_wrote(stg->a);
-        upload.rec.copy(range_of(stg->a, 0, std::max<size_t>(bytes, 4), false), gt->range(true));
-        staging.push_back(std::move(stg));
-        if (staging.size() >= 64) {  // bound the staging memory held at once
-          upload.rec.flush();
-          staging.clear();
-        }
-      }
-      resident_[size_t(v)] = std::move(gt);
+      if (v < 0 || std::count(kernel->host_inputs.begin(), kernel->host_inputs.end(), int(k))) continue;
+      if (!g.initializers.count(v)) continue;
+      if (want_half[size_t(v)] < 0) readers.push_back(v);
+      want_half[size_t(v)] = int8_t(want_half[size_t(v)] < 0 ? h : (want_half[size_t(v)] && h));
     }
+  }
+  for (int v : readers) {
+    const Tensor& t = g.initializers.at(v);
+    const bool half = want_half[size_t(v)] == 1 && (t.dtype() == DType::Float32 || t.dtype() == DType::Float16);
+    if (resident_[size_t(v)] && resident_[size_t(v)]->half == half) continue;
+    if (!storable(t).empty()) continue;
+    size_t bytes = storage_bytes(t, half);
+    if (bytes > ctx_->info().max_storage_buffer_range) continue;
+    auto gt = std::make_shared<GpuTensor>();
+    gt->dtype = t.dtype();
+    gt->shape = t.shape();
+    gt->half = half;
+    std::shared_ptr<DeviceMemory> stg;
+    try {
+      gt->memory = device_memory(*weights_, bytes);
+      if (!gt->memory->a.mapped()) stg = device_memory(upload.host, bytes);
+    } catch (const OutOfDeviceMemory&) {
+      continue;  // past the budget: uploaded per run if its node fits then, else the node runs on the CPU
+    }
+    if (uint8_t* p = gt->memory->a.mapped()) {
+      write_storage(t, half, p);
+      weights_->host_wrote(gt->memory->a);
+    } else {
+      write_storage(t, half, stg->a.mapped());
+      upload.host.host_wrote(stg->a);
+      upload.rec.copy(range_of(stg->a, 0, std::max<size_t>(bytes, 4), false), gt->range(true));
+      staging.push_back(std::move(stg));
+      if (staging.size() >= 64) {  // bound the staging memory held at once
+        upload.rec.flush();
+        staging.clear();
+      }
+    }
+    resident_[size_t(v)] = std::move(gt);
   }
 }
 
@@ -143,6 +157,11 @@ std::optional<backends::PlacementReport> VulkanCompiled::planned_placement() con
   return partition_.planned(device_label());
 }
 
+std::shared_ptr<const PrecisionPlan> VulkanCompiled::precision() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return precision_;
+}
+
 std::string VulkanCompiled::device_label() const {
   return ctx_->info().name + " (vulkan, " + (half_ ? "fp16" : "fp32") + " storage" +
          (half_refused_ ? ": float16 is not used for integer-quantized graphs" : "") + ")";
@@ -153,7 +172,9 @@ std::vector<Tensor> VulkanCompiled::run(const std::vector<Tensor>& inputs, const
   if (ctx_->lost())
     return run_on_cpu(inputs, opts, "Vulkan: device '" + ctx_->info().name + "' was lost by an earlier run");
   try {
-    return run_on_device(inputs, opts);
+    if (!half_) return run_on_device(inputs, opts, fp32_plan_);
+    std::shared_ptr<const PrecisionPlan> plan = precision();
+    return plan->decided ? run_mixed(inputs, opts, *plan) : calibrate(inputs, opts);
   } catch (const DeviceLost& e) {
     return run_on_cpu(inputs, opts, e.what());  // what it left in flight was retired on the way out
   }
@@ -173,15 +194,16 @@ std::vector<Tensor> VulkanCompiled::run_on_cpu(const std::vector<Tensor>& inputs
   return outs;
 }
 
-std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inputs,
-                                                  const backends::RunOptions& opts) const {
+std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
+                                                  const PrecisionPlan& plan, std::vector<ValueSample>* samples,
+                                                  bool* settled_out) const {
   KESTREL_CHECK(inputs.size() == g_.inputs.size(), "graph '", g_.name, "' takes ", g_.inputs.size(), " inputs, got ",
                 inputs.size());
   // The verdicts a settled run at this signature learned (partition.h); the
   // signature also keys the device arena plans.
   partition::Signature sig = partition::signature_of(inputs);
   const std::shared_ptr<const Partition::Verdicts> known = partition_.learned(sig);
-  if (known && known->all_cpu() && !opts.on_node && trace_ == 0) {
+  if (known && known->all_cpu() && !opts.on_node && trace_ == 0 && !samples) {
     // A graph of control flow and small tensors (such as Silero VAD's) goes
     // straight to the CPU executor, without device resources or the per-node
     // walk. (Any node a walk would now put on the GPU, say after a
@@ -217,7 +239,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     }
   } give_back_on_exit{*this, res};
 
-  RunState st(*this, *res, opts);
+  RunState st(*this, *res, opts, plan);
   // A known signature lays its device tensors out in one arena; a new one is
   // recorded. Past the memory budget, tensors are allocated one by one.
   std::optional<backends::ArenaRecorder> recorder;
@@ -253,6 +275,11 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   const bool trace = trace_lv > 0;
   const bool timed = trace || opts.on_node;
   st.report.device = device_label();
+  if (half_) st.report.precision_note = plan.note;
+  if (samples) {
+    samples->assign(g_.values.size(), ValueSample());
+    for (size_t i = 0; i < inputs.size(); ++i) (*samples)[size_t(g_.inputs[i])] = sample_of(inputs[i]);
+  }
 
   // What this run learns, when its signature is new.
   Partition::Verdicts found;
@@ -263,6 +290,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const ir::Node& n = g_.nodes[i];
     st.node = int(i);
+    st.node_half = half_ && !plan.half.empty() && plan.half[i];
     opts.check_stop_before(n);
     auto t0 = std::chrono::steady_clock::now();
     bool on_gpu = false;
@@ -322,9 +350,15 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
       if (trace) trace_node(st, i, trace_lv, on_gpu, ms, *reason, in_shapes, out_shapes);
       if (opts.on_node) opts.on_node(opts.user, backends::NodeTiming{&n, in_shapes, ms, out_shapes});
     }
+    if (samples) {
+      st.to_host(n.outputs);
+      for (int v : n.outputs)
+        if (v >= 0) (*samples)[size_t(v)] = sample_of(st.host[size_t(v)]);
+    }
     for (int v : plan_.release_after[i]) {
       st.host[size_t(v)] = Tensor();
       st.gpu[size_t(v)].reset();
+      st.converted[size_t(v)].reset();
     }
   }
   st.to_host(g_.outputs);
@@ -349,6 +383,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   // teaches nothing: where that node runs next time moves its readers'
   // inputs, and with them whether they are small host work.
   const bool settled = std::none_of(found.node.begin(), found.node.end(), [](Learned l) { return l == Learned::Retry; });
+  if (settled_out) *settled_out = known ? true : settled;
   if (!known && settled) partition_.learn(std::move(sig), std::move(found));
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -12,6 +12,7 @@
 #include "backends/cpu/executor.h"
 #include "backends/vulkan/op.h"
 #include "backends/vulkan/partition.h"
+#include "backends/vulkan/precision_plan.h"
 #include "backends/vulkan/vulkan_backend.h"
 
 namespace kestrel::vulkan {
@@ -32,7 +33,10 @@ class VulkanCompiled : public backends::CompiledGraph {
 
   const Partition& partition() const { return partition_; }
   Context& context() const { return *ctx_; }
+  // Float16 storage was asked for: nodes take it where precision() says.
   bool half() const { return half_; }
+  // Which nodes store float16 (undecided until the first run calibrates it).
+  std::shared_ptr<const PrecisionPlan> precision() const;
   int64_t attention_chunk() const { return attention_chunk_; }
   GemmTiles gemm_tiles() const { return gemm_tiles_; }
   size_t resident_bytes() const;
@@ -40,10 +44,26 @@ class VulkanCompiled : public backends::CompiledGraph {
  private:
   friend struct RunState;
   std::string device_label() const;  // "<device> (vulkan, fp16 storage)"
-  void upload_weights(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging);
+  void upload_weights(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging,
+                      const PrecisionPlan& plan) const;
   std::unique_ptr<RunResources> acquire() const;
   std::shared_ptr<Leftovers> take_weights();  // the weights and their allocator, for Context::retire
-  std::vector<Tensor> run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const;
+  // One run with `plan`'s precisions; `samples` (by value id), when given,
+  // gets what it saw of every float value; `settled`, whether every node's
+  // placement was of its shapes (partition.h), so what it saw holds.
+  std::vector<Tensor> run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
+                                    const PrecisionPlan& plan, std::vector<ValueSample>* samples = nullptr,
+                                    bool* settled = nullptr) const;
+  // Float16 asked for (precision_calibration.cpp): the first run decides the
+  // plan; later ones follow it, recomputing in float32 an output float16
+  // made non-finite.
+  std::vector<Tensor> calibrate(const std::vector<Tensor>& inputs, const backends::RunOptions& opts) const;
+  std::vector<Tensor> run_mixed(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
+                                const PrecisionPlan& plan) const;
+  // Uploads the weights the GPU nodes read, each in the precision its
+  // readers want under `plan` (float32 where they differ); replaces a
+  // resident weight held in the other precision.
+  void sync_weights(const PrecisionPlan& plan) const;
   // After the device was lost: the whole graph on the CPU, reported so.
   std::vector<Tensor> run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
                                  const std::string& why) const;
@@ -63,7 +83,12 @@ class VulkanCompiled : public backends::CompiledGraph {
   Partition partition_;
   std::shared_ptr<MemoryBudget> budget_;
   std::unique_ptr<Allocator> weights_;
-  std::vector<std::shared_ptr<GpuTensor>> resident_;  // by value id (initializers used on the GPU)
+  // By value id (initializers used on the GPU); replaced only while
+  // calibration holds calibrating_ and no run is in flight.
+  mutable std::vector<std::shared_ptr<GpuTensor>> resident_;
+  mutable std::mutex calibrating_;
+  mutable std::shared_ptr<const PrecisionPlan> precision_;  // under mu_
+  const PrecisionPlan fp32_plan_;                          // every node float32
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<RunResources>> idle_;
   mutable std::optional<backends::PlacementReport> last_;

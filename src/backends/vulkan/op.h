@@ -147,7 +147,7 @@ struct VkOpDef {
   RecordFn record = nullptr;
   CheckFn check = nullptr;         // optional
   std::vector<int> host_inputs;    // inputs read on the host (shapes, axes, pads, scales)
-  bool half_ok = true;             // false: the node runs on the CPU in float16 runs
+  bool half_ok = true;             // false: the node computes in float32 under float16 storage too
   const char* file = "";           // the source file that registers it (KESTREL_VK_OP sets it)
 };
 

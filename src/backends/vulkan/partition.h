@@ -15,13 +15,14 @@ using partition::Learned;
 // Why a node with a Vulkan kernel still ran on the host.
 extern const std::string kSmallHostWork;
 
-// The static partition for the Vulkan kernels, with float16 storage or not:
-// a node gets its kernel unless it has none, its output's dtype is one the
-// device does not store, the kernel runs in float32 only under float16
-// storage, or the kernel's own attribute check refuses it.
+// The static partition for the Vulkan kernels: a node gets its kernel unless
+// it has none, its output's dtype is one the device does not store, or the
+// kernel's own attribute check refuses it. (A kernel that computes in
+// float32 only takes its node in float32 under float16 storage too:
+// precision_plan.h.)
 class Partition : public partition::Partition<VkOpDef> {
  public:
-  Partition(const ir::Graph& g, bool half);
+  explicit Partition(const ir::Graph& g);
 };
 
 // Shape arithmetic on small host tensors stays on the host: a node whose

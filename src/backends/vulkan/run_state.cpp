@@ -31,24 +31,26 @@ std::shared_ptr<DeviceMemory> device_memory(Allocator& a, size_t bytes) {
   return std::make_shared<DeviceMemory>(&a, a.allocate(bytes));
 }
 
-const GpuTensor& RunState::to_device(int v) {
+const GpuTensor& RunState::to_device(int v, bool half) {
   if (gpu[size_t(v)]) return *gpu[size_t(v)];
-  if (c.resident_[size_t(v)]) return *(gpu[size_t(v)] = c.resident_[size_t(v)]);
+  // A weight kept in float16 is uploaded again for a float32 reader: a
+  // conversion on the device would keep float16's rounding.
+  if (const auto& r = c.resident_[size_t(v)]; r && !(r->half && !half)) return *(gpu[size_t(v)] = r);
   const Tensor& t = host[size_t(v)];
   if (!t.defined()) throw Unsupported{"input '" + name(v) + "' has no value"};
   std::string why = storable(t);
   // int64 values past int32's range are a matter of this run's data, not its shapes.
   if (!why.empty()) throw Unsupported{"input '" + name(v) + "': " + why, /*passing=*/t.dtype() == DType::Int64};
-  if (storage_bytes(t, c.half_) > c.ctx_->info().max_storage_buffer_range)
+  if (storage_bytes(t, half) > c.ctx_->info().max_storage_buffer_range)
     throw Unsupported{"tensor '" + name(v) + "' is past the device's maxStorageBufferRange"};
-  return *(gpu[size_t(v)] = std::make_shared<GpuTensor>(upload(t, v)));
+  return *(gpu[size_t(v)] = std::make_shared<GpuTensor>(upload(t, v, half)));
 }
 
-GpuTensor RunState::upload(const Tensor& t, int v) {
+GpuTensor RunState::upload(const Tensor& t, int v, bool half) {
   GpuTensor g;
   g.dtype = t.dtype();
   g.shape = t.shape();
-  g.half = c.half_ && g.is_float();
+  g.half = half && g.is_float();
   size_t bytes = std::max<size_t>(g.bytes(), 4);
   if (!place(v, g)) {
     g.memory = device_memory(res.device, bytes);
@@ -156,9 +158,29 @@ class VkOpContext : public OpContext {
   bool has_input(int i) const override { return i < num_inputs() && node.inputs[size_t(i)] >= 0; }
   const GpuTensor& input(int i) const override {
     if (!has_input(i)) fail("required input ", i, " is missing");
-    const auto& g = st_.gpu[size_t(node.inputs[size_t(i)])];
+    const int v = node.inputs[size_t(i)];
+    const auto& g = st_.gpu[size_t(v)];
     if (!g) fail("input ", i, " is a host input of this Vulkan kernel");
+    if (g->is_float() && g->half != st_.node_half) {
+      if (!st_.converted[size_t(v)]) fail("input ", i, " was not converted to this node's float precision");
+      return *st_.converted[size_t(v)];
+    }
     return *g;
+  }
+  // Device input i in this node's float precision: a float input its
+  // producer stored in the other precision is converted once per run.
+  void convert_input(int i) {
+    const int v = node.inputs[size_t(i)];
+    const GpuTensor& g = *st_.gpu[size_t(v)];
+    if (!g.is_float() || g.half == st_.node_half || st_.converted[size_t(v)]) return;
+    auto c = std::make_shared<GpuTensor>(g);
+    c->half = st_.node_half;
+    c->view_offset = 0;
+    c->memory = device_memory(st_.res.device, std::max<size_t>(c->bytes(), 4));
+    const uint64_t n = uint64_t(g.numel());
+    uint32_t p[3] = {0, 0, uint32_t(n)};
+    dispatch_elements("convert_float", {c->half ? 1 : 0}, {In(g), Out(*c)}, p, sizeof p, c->half ? (n + 1) / 2 : n, 256);
+    st_.converted[size_t(v)] = std::move(c);
   }
   const Tensor& host_input(int i) const override {
     if (!has_input(i)) fail("required input ", i, " is missing");
@@ -174,7 +196,7 @@ class VkOpContext : public OpContext {
     auto g = std::make_shared<GpuTensor>();
     g->dtype = dtype;
     g->shape = std::move(shape);
-    g->half = st_.c.half() && g->is_float();
+    g->half = st_.node_half && g->is_float();
     if (g->bytes() > device().max_storage_buffer_range)
       unsupported("output ", i, " ", shape_str(g->shape), " is past the device's maxStorageBufferRange");
     const int v = node.outputs[size_t(i)];
@@ -188,7 +210,7 @@ class VkOpContext : public OpContext {
     if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
     put(i, std::make_shared<GpuTensor>(t));
   }
-  bool half() const override { return st_.c.half(); }
+  bool half() const override { return st_.node_half; }
   const DeviceInfo& device() const override { return st_.c.context().info(); }
   int64_t attention_chunk() const override { return st_.c.attention_chunk(); }
   GemmTiles gemm_tiles() const override { return st_.c.gemm_tiles(); }
@@ -203,10 +225,10 @@ class VkOpContext : public OpContext {
   GpuTensor upload_i32(const std::vector<int32_t>& values) override {
     Tensor t(DType::Int32, {int64_t(values.size())});
     std::memcpy(t.raw(), values.data(), values.size() * 4);
-    return st_.upload(t);
+    return st_.upload(t, -1, st_.node_half);
   }
   GpuTensor upload_f32(const std::vector<float>& values) override {
-    return st_.upload(Tensor::from_f32({int64_t(values.size())}, values));
+    return st_.upload(Tensor::from_f32({int64_t(values.size())}, values), -1, st_.node_half);
   }
   GpuTensor temp_words(size_t words) override {
     GpuTensor g;
@@ -269,7 +291,8 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
       if (v < 0 || std::count(def.host_inputs.begin(), def.host_inputs.end(), int(k))) continue;
-      to_device(v);
+      to_device(v, node_half);
+      ctx.convert_input(int(k));
     }
     def.record(ctx);
   } catch (Unsupported&) {

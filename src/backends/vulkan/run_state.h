@@ -10,6 +10,7 @@
 #include "backends/arena_plan.h"
 #include "backends/cpu/executor.h"
 #include "backends/vulkan/graph_runner.h"
+#include "backends/vulkan/precision_plan.h"
 
 namespace kestrel::vulkan {
 
@@ -50,8 +51,12 @@ struct RunState {
   const VulkanCompiled& c;
   RunResources& res;
   const backends::RunOptions& opts;
+  const PrecisionPlan& precision;
   std::vector<Tensor> host;
   std::vector<std::shared_ptr<GpuTensor>> gpu;
+  // A device value's copy in the other float precision, made for a reader
+  // whose precision differs from its producer's (released with the value).
+  std::vector<std::shared_ptr<GpuTensor>> converted;
   std::vector<std::shared_ptr<DeviceMemory>> staging;  // alive until the run ends
   backends::PlacementReport report;
   // The static memory plan of this signature (backends/arena_plan.h) and the
@@ -59,23 +64,31 @@ struct RunState {
   std::shared_ptr<const backends::ArenaPlan> arena_plan;
   std::shared_ptr<DeviceMemory> arena;
   backends::ArenaRecorder* recorder = nullptr;
-  int node = 0;  // the node being run
+  int node = 0;            // the node being run
+  bool node_half = false;  // ... computes and stores its float tensors in float16 (precision_plan.h)
 
-  RunState(const VulkanCompiled& cc, RunResources& r, const backends::RunOptions& o)
-      : c(cc), res(r), opts(o), host(cc.g_.values.size()), gpu(cc.g_.values.size()) {}
+  RunState(const VulkanCompiled& cc, RunResources& r, const backends::RunOptions& o, const PrecisionPlan& p)
+      : c(cc),
+        res(r),
+        opts(o),
+        precision(p),
+        host(cc.g_.values.size()),
+        gpu(cc.g_.values.size()),
+        converted(cc.g_.values.size()) {}
 
   const ir::Graph& g() const { return c.g_; }
   const std::string& name(int v) const { return g().values[size_t(v)].name; }
 
-  // The device copy of value v, uploading the host tensor when needed.
-  const GpuTensor& to_device(int v);
+  // The device copy of value v, uploading the host tensor when needed (its
+  // float storage: float16 when `half`).
+  const GpuTensor& to_device(int v, bool half);
 
-  // A device copy of host tensor t in the run's storage. It goes through
+  // A device copy of host tensor t (float storage float16 when `half`). It goes through
   // staging, in stream order: the device range may have been freed by this
   // run with recorded work still reading it.
   // v: the value it becomes (planned in the arena like a kernel's output),
   // or -1 for a kernel's own constants.
-  GpuTensor upload(const Tensor& t, int v = -1);
+  GpuTensor upload(const Tensor& t, int v, bool half);
 
   // Makes every listed value available on the host, with one submit.
   void to_host(const std::vector<int>& values);

@@ -15,7 +15,7 @@ class VulkanBackend : public Backend {
       : ctx_(std::move(ctx)), half_(half), auto_half_(auto_half), opts_(opts) {}
   std::string name() const override { return "vulkan"; }
   std::vector<NodeVerdict> capability(const ir::Graph& g) const override {
-    const vulkan::Partition p(g, half_);  // the static partition a compiled graph starts from
+    const vulkan::Partition p(g);  // the static partition a compiled graph starts from
     std::vector<NodeVerdict> v;
     for (size_t i = 0; i < p.size(); ++i) v.push_back({p.kernel(i) != nullptr, p.static_reason(i)});
     return v;
