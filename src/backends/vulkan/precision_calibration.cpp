@@ -18,11 +18,18 @@ std::string first_lines(const std::vector<std::string>& lines, size_t k) {
   return s;
 }
 
+// Read in place (no float32 copy): every run of a float16 session asks.
 bool any_non_finite(const std::vector<Tensor>& outs) {
   for (const Tensor& t : outs) {
-    if (t.dtype() != DType::Float32 && t.dtype() != DType::Float16) continue;
-    for (float x : t.to_f32())
-      if (!std::isfinite(x)) return true;
+    if (t.dtype() == DType::Float32) {
+      const float* p = t.data<float>();
+      for (int64_t i = 0, n = t.numel(); i < n; ++i)
+        if (!std::isfinite(p[i])) return true;
+    } else if (t.dtype() == DType::Float16) {
+      const uint16_t* p = t.data<uint16_t>();
+      for (int64_t i = 0, n = t.numel(); i < n; ++i)
+        if ((p[i] & 0x7c00) == 0x7c00) return true;  // exponent all ones: infinity or NaN
+    }
   }
   return false;
 }
