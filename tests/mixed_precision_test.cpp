@@ -136,4 +136,23 @@ TEST(MixedPrecision, ALaterOverflowIsRecomputedInFloat32) {
   EXPECT_THAT(note_of(*s16), ::testing::HasSubstr("the fp32 answer was returned")) << note_of(*s16);
 }
 
+// Integer-quantized graphs (MatMulInteger's int32 sums, scaled back to float
+// past float16's range) keep float32 storage in a float16 session, and say so.
+TEST(MixedPrecision, IntegerQuantizedGraphsKeepFloat32Storage) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  g->set_name("quantized");
+  add_input(g, "a", {2, 3}, onnx::TensorProto::UINT8);
+  add_input(g, "b", {3, 2}, onnx::TensorProto::UINT8);
+  node(g, "MatMulInteger", {"a", "b"}, "y");
+  add_output(g, "y");
+  auto s16 = vulkan_session(bytes_of(m), "fp16");
+  Tensor a(DType::UInt8, {2, 3}), b(DType::UInt8, {3, 2});
+  for (int i = 0; i < 6; ++i) a.data<uint8_t>()[i] = uint8_t(200 + i), b.data<uint8_t>()[i] = uint8_t(250 - i);
+  const Tensor y = s16->run({{"a", a}, {"b", b}})[0];
+  EXPECT_EQ(y.data<int32_t>()[0], 200 * 250 + 201 * 248 + 202 * 246);
+  EXPECT_THAT(s16->placement()->device, ::testing::HasSubstr("float16 is not used for integer-quantized graphs"));
+}
+
 }  // namespace kestrel::test
