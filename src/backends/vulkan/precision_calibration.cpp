@@ -34,6 +34,15 @@ bool any_non_finite(const std::vector<Tensor>& outs) {
   return false;
 }
 
+// "" when every output of `got` agrees with float32's `ref`, else the first
+// that does not and how.
+std::string first_disagreement(const ir::Graph& g, const std::vector<Tensor>& ref, const std::vector<Tensor>& got) {
+  for (size_t i = 0; i < ref.size(); ++i)
+    if (std::string why = output_disagreement(ref[i], got[i]); !why.empty())
+      return "output '" + g.values[size_t(g.outputs[i])].name + "': " + why;
+  return "";
+}
+
 }  // namespace
 
 void VulkanCompiled::sync_weights(const PrecisionPlan& plan) const {
@@ -71,13 +80,11 @@ std::vector<Tensor> VulkanCompiled::calibrate(const std::vector<Tensor>& inputs,
   auto check = [&](const PrecisionPlan& p, std::vector<ValueSample>* mixed) {
     sync_weights(p);
     std::vector<Tensor> got = run_on_device(inputs, opts, p, mixed);
-    for (size_t i = 0; i < ref.size(); ++i)
-      if (std::string why = output_disagreement(ref[i], got[i]); !why.empty())
-        return "output '" + g_.values[size_t(g_.outputs[i])].name + "': " + why;
-    agreed = std::move(got);
-    return std::string();
+    std::string why = first_disagreement(g_, ref, got);
+    if (why.empty()) agreed = std::move(got);
+    return why;
   };
-  std::string outcome, why;
+  std::string outcome, why;  // why: how the plan last checked disagreed
   int runs = 0;
   // Targeted rounds: each mixed run is sampled, and the nodes that bring
   // the error in go back to float32.
@@ -114,10 +121,8 @@ std::vector<Tensor> VulkanCompiled::calibrate(const std::vector<Tensor>& inputs,
       else hi = mid;
     }
     agreed = std::move(at_lo);
-    const std::string last_why = why;
     plan = prefix(lo);
-    plan.kept_fp32.push_back(std::to_string(order.size() - lo) + " nodes nearest the outputs: with them in fp16, " + last_why);
-    why.clear();
+    plan.kept_fp32.push_back(std::to_string(order.size() - lo) + " nodes nearest the outputs: with them in fp16, " + why);
   }
   if (plan.half_nodes()) {
     outcome = "its outputs agreed with fp32; " + std::to_string(runs) + " mixed run" + (runs > 1 ? "s" : "") + " to decide";
@@ -147,9 +152,7 @@ std::vector<Tensor> VulkanCompiled::run_mixed(const std::vector<Tensor>& inputs,
   // The calibrating input did not reach these values: float16 may have
   // overflowed. Float32 decides; its answer is returned when it differs.
   std::vector<Tensor> ref = run_on_device(inputs, opts, fp32_plan_);
-  bool differs = false;
-  for (size_t i = 0; i < ref.size() && !differs; ++i) differs = !output_disagreement(ref[i], outs[i]).empty();
-  if (!differs) return outs;
+  if (first_disagreement(g_, ref, outs).empty()) return outs;
   std::lock_guard<std::mutex> l(mu_);
   if (last_)
     last_->precision_note = plan.note + "\nthis run: fp16 gave non-finite outputs that fp32 does not; the fp32 answer was returned";
