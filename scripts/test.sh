@@ -4,17 +4,24 @@
 # suite, the real models against ONNX Runtime, bad-input tests, the Vulkan
 # tests under the validation layer, the CPU suite under ASan/UBSan and the
 # multi-threaded tests under TSan (scripts/sanitize.sh), and the
-# model-loader fuzzer under AddressSanitizer (KESTREL_FUZZ_SECONDS, default 180).
+# model-loader fuzzer under AddressSanitizer (KESTREL_FUZZ_SECONDS, default 120).
+# Each step ends with a line "test.sh: STEP took N s".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-bash scripts/setup.sh
-bash scripts/build.sh
-bash scripts/fetch_models.sh
-(cd build && ctest --output-on-failure -j"$(nproc)")
+step() {  # step NAME COMMAND...: runs COMMAND, then says how long it took
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  echo "test.sh: $name took $((SECONDS - start)) s (total $SECONDS s)" >&2
+}
+step setup bash scripts/setup.sh
+step build bash scripts/build.sh
+step models bash scripts/fetch_models.sh
+step ctest bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
 # The Vulkan tests again under the Khronos validation layer (GPU-assisted and
 # synchronization validation): any validation message fails.
-[ "${KESTREL_VULKAN_TESTS:-on}" = off ] || bash scripts/validate_vulkan.sh
+[ "${KESTREL_VULKAN_TESTS:-on}" = off ] || step validate_vulkan bash scripts/validate_vulkan.sh
 # The CPU suite under ASan/UBSan and the multi-threaded tests under TSan.
-bash scripts/sanitize.sh
-bash scripts/fuzz.sh "${KESTREL_FUZZ_SECONDS:-180}"
+step sanitize bash scripts/sanitize.sh
+step fuzz bash scripts/fuzz.sh "${KESTREL_FUZZ_SECONDS:-120}"

@@ -52,7 +52,13 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
   const bool half = std::string(config.precision) == "fp16";
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off" && config.backend != std::string("cpu"))
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  if (half && !m.fp16_not_run.empty()) GTEST_SKIP() << "float16 storage not run here: " << m.fp16_not_run;
+  const char* long_tests = std::getenv("KESTREL_LONG_TESTS");
+  if (!(long_tests && std::string(long_tests) == "1")) {
+    if (config.backend != std::string("cpu") && !m.vulkan_not_run.empty())
+      GTEST_SKIP() << "not run on Vulkan without KESTREL_LONG_TESTS=1: " << m.vulkan_not_run;
+    if (half && !m.fp16_not_run.empty())
+      GTEST_SKIP() << "float16 storage not run without KESTREL_LONG_TESTS=1: " << m.fp16_not_run;
+  }
   std::string dir = real_models::models_dir();
   std::string path = dir + "/" + m.file;
   ASSERT_TRUE(std::filesystem::is_regular_file(path))
