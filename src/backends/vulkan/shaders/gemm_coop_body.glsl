@@ -4,7 +4,8 @@
 // written once for two tiles: gemm_coop.comp (128x128) and
 // gemm_coop_small.comp (64x64, for products too small to fill a large GPU
 // with the larger tile). The including file defines BM (= BN), the subgroups'
-// grid WARPS_M x WARPS_N (8 subgroups of 32) and each subgroup's block of
+// grid WARPS_M x WARPS_N (GEMM_THREADS / 32 subgroups of 32: 8 unless it
+// defines GEMM_THREADS) and each subgroup's block of
 // FM x FN 16x16 float32 accumulators. K goes in chunks of 32 through two
 // shared-memory stages: while the subgroups multiply out of one, the next
 // chunk's global loads are in flight into registers; one barrier per chunk.
@@ -22,7 +23,7 @@ layout(std430, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
 
 const uint BN = BM, BK = 32;
-const uint ITEMS = BM * BK / 8 / 256;  // uvec4s of each operand a thread loads per chunk
+const uint ITEMS = BM * BK / 8 / GEMM_THREADS;  // uvec4s of each operand a thread loads per chunk
 // Shared memory holds each operand as uvec4s of 8 halves, laid out like the
 // operand's memory: rows along its unit-stride index, so a thread's 16-byte
 // global load is one 16-byte shared store, and the cooperative-matrix loads
@@ -34,7 +35,7 @@ const uint KROW = BK / 8 + 1, WROW = BN / 8 + 1;  // a row of a k-major and of a
 const uint STAGE = BM * KROW;                     // >= BK * WROW (BM of 64 and 128): either layout fits
 shared uvec4 As[2 * STAGE];
 shared uvec4 Bs[2 * STAGE];
-shared float Ws[8 * 256];  // one 16x16 block per subgroup, for the epilogue
+shared float Ws[GEMM_THREADS / 32 * 256];  // one 16x16 block per subgroup, for the epilogue
 
 #ifdef KESTREL_F16
 const bool VEC_BUILD = true;  // 8 halves to a uvec4 in memory too
@@ -69,7 +70,7 @@ void load_chunk(uint k0) {
   uint tid = gl_LocalInvocationID.x;
   const bool ak = A_KCONTIG != 0, bk = B_NCONTIG == 0;
   [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
-    uint i = tid + 256 * r;
+    uint i = tid + GEMM_THREADS * r;
     uint row = row_of(ak, i), col8 = col_of(ak, i) * 8;
     uint gm = m0 + (ak ? row : col8), gk = k0 + (ak ? col8 : row);
     if (VEC_BUILD && A_VEC != 0) {
@@ -97,7 +98,7 @@ void store_chunk(uint s) {
   uint tid = gl_LocalInvocationID.x;
   const bool ak = A_KCONTIG != 0, bk = B_NCONTIG == 0;
   [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
-    uint i = tid + 256 * r;
+    uint i = tid + GEMM_THREADS * r;
     As[s * STAGE + row_of(ak, i) * (ak ? KROW : WROW) + col_of(ak, i)] = va[r];
     Bs[s * STAGE + row_of(bk, i) * (bk ? KROW : WROW) + col_of(bk, i)] = vb[r];
   }
@@ -117,7 +118,7 @@ void main() {
   }
   m0 = (pc.mtile_base + gl_WorkGroupID.y) * BM;
   n0 = gl_WorkGroupID.x * BN;
-  uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;  // 8 subgroups of 32
+  uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;  // GEMM_THREADS / 32 subgroups of 32
   uint wm = (sg / WARPS_N) * (16 * FM), wn = (sg % WARPS_N) * (16 * FN);
   coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[FM][FN];
   [[unroll]] for (int i = 0; i < FM; ++i)

@@ -1,10 +1,14 @@
 // What every GEMM kernel shares with the host's GemmPush and record_gemm
-// (ops/gemm_record.h): the workgroup of 256, specialization constants 0-4,
+// (ops/gemm_record.h): the workgroup (256 threads unless the includer
+// defines GEMM_THREADS), specialization constants 0-4,
 // bindings 0-4 and the push constants. gemm_body.glsl and gemm_coop_body.glsl
 // include it.
 #include "common.glsl"
 #include "activation.glsl"
-layout(local_size_x = 256) in;
+#ifndef GEMM_THREADS
+#define GEMM_THREADS 256  // an includer may define fewer (subgroups of 32)
+#endif
+layout(local_size_x = GEMM_THREADS) in;
 layout(constant_id = 0) const int ACT = 0;
 layout(constant_id = 1) const int A_KCONTIG = 1;  // A's k index has unit stride (else its m index does)
 layout(constant_id = 2) const int B_NCONTIG = 1;  // B's n index has unit stride (else its k index does)
