@@ -6,12 +6,20 @@
 # runs the inputs in tests/fuzz/regressions/ first, and exits non-zero when
 # libFuzzer reports a crash, leak, timeout or out-of-memory (the reproducer
 # lands in build-fuzz/artifacts/<target>/).
+#
+#   scripts/fuzz.sh [SECONDS [BUILD]]
+# BUILD: a build folder that already has the targets (scripts/sanitize.sh's
+# build-asan, whose library carries ASan and fuzzer coverage: scripts/test.sh
+# passes it, so the sources are not compiled again); without it build-fuzz/
+# is configured and built here.
 set -euo pipefail
 seconds=${1:-120}
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$top/build-fuzz
-CC=clang CXX=clang++ cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DKESTREL_FUZZ=ON -DKESTREL_TESTS=OFF >/dev/null
+build=${2:-$top/build-fuzz}
+if [ $# -lt 2 ]; then
+  CC=clang CXX=clang++ cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DKESTREL_FUZZ=ON -DKESTREL_TESTS=OFF >/dev/null
+fi
 cmake --build "$build" -j2 --target kestrel_load_fuzz kestrel_read_npy_fuzz kestrel_c_api_tensor_fuzz
 
 # Each corpus lives in the build folder so the fuzzer's discoveries persist

@@ -28,20 +28,22 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 
-# configure_and_build DIR FLAGS: the library, the CLI (some tests run it) and
-# kestrel_tests, with FLAGS on every compile and link. -O1, as the sanitizers'
+# configure_and_build DIR FLAGS TARGETS [CMAKE_ARGS...]: the library, the CLI
+# (some tests run it) and TARGETS, with FLAGS on every compile and link. -O1, as the sanitizers'
 # documentation advises, and line tables (all a report's stack needs) instead
 # of full debug information keep the two builds within CI's time.
 # The test list is read when ctest runs, not after linking, so building never
 # runs a sanitized binary.
-configure_and_build() {
-  local dir=$1 flags=$2
-  CC=clang CXX=clang++ cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_TESTS=ON \
+configure_and_build() {  # DIR FLAGS TARGETS [CMAKE_ARGS...]
+  local dir=$1 flags=$2 targets=$3
+  shift 3
+  CC=clang CXX=clang++ cmake -S "$top" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKESTREL_TESTS=ON "$@" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
     -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" \
     -DCMAKE_SHARED_LINKER_FLAGS="$flags" -DCMAKE_GTEST_DISCOVER_TESTS_DISCOVERY_MODE=PRE_TEST >/dev/null
-  nice -n 10 cmake --build "$dir" -j"$(nproc)" --target kestrel_cli kestrel_tests
+  # shellcheck disable=SC2086  # TARGETS is a list
+  nice -n 10 cmake --build "$dir" -j"$(nproc)" --target kestrel_cli $targets
 }
 
 # --- AddressSanitizer + UndefinedBehaviorSanitizer ------------------------
@@ -49,8 +51,14 @@ configure_and_build() {
 # allocator_may_return_null: an allocation too large for the host must reach
 # Kestrel as std::bad_alloc, which the tests expect it to turn into an error
 # (ASan would otherwise abort on sizes past its own limit).
+# -fsanitize=fuzzer-no-link: the same library serves scripts/fuzz.sh's
+# libFuzzer targets (built here too, run by test.sh after this script), so the
+# sources are compiled once for both; its coverage counters cost the tests
+# little, and libFuzzer is linked into the fuzz targets alone.
 configure_and_build "$top/build-asan" \
-  "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  "-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+  "kestrel_tests kestrel_load_fuzz kestrel_read_npy_fuzz kestrel_c_api_tensor_fuzz" \
+  -DKESTREL_FUZZ=ON -DKESTREL_FUZZ_WITH_LIBRARY=ON
 asan_skip="Real/*isnet*:Lifetime.*"
 KESTREL_VULKAN_TESTS=off \
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:allocator_may_return_null=1 \
@@ -58,9 +66,11 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   "$top/build-asan/tests/kestrel_tests" --gtest_filter="-$asan_skip" --gtest_brief=1
 
 # --- ThreadSanitizer -----------------------------------------------------
-configure_and_build "$top/build-tsan" "-fsanitize=thread -fno-omit-frame-pointer"
+# kestrel_thread_tests: the test files that hold these tests, alone.
+configure_and_build "$top/build-tsan" "-fsanitize=thread -fno-omit-frame-pointer" kestrel_thread_tests \
+  -DKESTREL_FUZZ=OFF
 tsan_tests="Concurrency.*:RunCancel.*:PipelineCacheFile.*:HostileExternalData.FifoIsRefusedWithoutWaitingForAWriter"
 KESTREL_VULKAN_TESTS=off \
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$top/tests/tsan.supp" \
-  "$top/build-tsan/tests/kestrel_tests" --gtest_filter="$tsan_tests" --gtest_brief=1
+  "$top/build-tsan/tests/kestrel_thread_tests" --gtest_filter="$tsan_tests" --gtest_brief=1
 echo "sanitize.sh: no ASan, UBSan or TSan reports"

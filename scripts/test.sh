@@ -24,4 +24,5 @@ step ctest bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
 [ "${KESTREL_VULKAN_TESTS:-on}" = off ] || step validate_vulkan bash scripts/validate_vulkan.sh
 # The CPU suite under ASan/UBSan and the multi-threaded tests under TSan.
 step sanitize bash scripts/sanitize.sh
-step fuzz bash scripts/fuzz.sh "${KESTREL_FUZZ_SECONDS:-120}"
+# The fuzz targets are built by sanitize.sh, on its ASan build's library.
+step fuzz bash scripts/fuzz.sh "${KESTREL_FUZZ_SECONDS:-120}" "$top/build-asan"

@@ -87,6 +87,12 @@ std::vector<RealModel> make_table() {
                       {"x", photo_input(d, "dog.jpg", 640, 640, Layout::NCHW, imagenet_bgr())}};
                 }};
   det.fp16_atol = 2e-3;
+  // Its float16 session calibrates to float32 on every node (the map above
+  // loses 4e-4 of cosine in float16) in about eight lavapipe runs of ~40 s,
+  // a sixth of ctest's time; M-LSD tiny takes the same path to float32 here
+  // in ~120 s. KESTREL_LONG_TESTS=1 runs it; BENCHMARKS.md has it on the H200.
+  det.fp16_not_run = "its float16 calibration ends in float32 after about eight lavapipe runs of ~40 s; "
+                     "M-LSD tiny covers that path";
   t.push_back(det);
   // The recognizer ends in a softmax over 6625 characters: most probabilities
   // are ~1e-6, so the absolute floor is tightened to keep them meaningful.
