@@ -51,12 +51,15 @@ configure_and_build() {  # DIR FLAGS TARGETS [CMAKE_ARGS...]
 # allocator_may_return_null: an allocation too large for the host must reach
 # Kestrel as std::bad_alloc, which the tests expect it to turn into an error
 # (ASan would otherwise abort on sizes past its own limit).
-# -fsanitize=fuzzer-no-link: the same library serves scripts/fuzz.sh's
-# libFuzzer targets (built here too, run by test.sh after this script), so the
-# sources are compiled once for both; its coverage counters cost the tests
-# little, and libFuzzer is linked into the fuzz targets alone.
+# -fsanitize-coverage=inline-8bit-counters,pc-table: libFuzzer's edge
+# coverage in the library, so the same library serves scripts/fuzz.sh's
+# targets (built here too, run by test.sh after this script) and the sources
+# are compiled once for both. Not all of -fsanitize=fuzzer-no-link: its
+# comparison tracing (a call per compare) made this suite's run about three
+# times longer; the loader's fuzzer has a dictionary for the values it would
+# find. libFuzzer is linked into the fuzz targets alone.
 configure_and_build "$top/build-asan" \
-  "-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+  "-fsanitize=address,undefined -fsanitize-coverage=inline-8bit-counters,pc-table -fno-sanitize-recover=all -fno-omit-frame-pointer" \
   "kestrel_tests kestrel_load_fuzz kestrel_read_npy_fuzz kestrel_c_api_tensor_fuzz" \
   -DKESTREL_FUZZ=ON -DKESTREL_FUZZ_WITH_LIBRARY=ON
 asan_skip="Real/*isnet*:Lifetime.*"
