@@ -77,18 +77,22 @@ def main():
         env = dict(os.environ)
         vulkan = ["--backend", "vulkan", "--precision", a.precision]
         fused = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env)
+        # The same fused session recording every run, as before replay (replay.h).
+        recording = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, dict(env, KESTREL_VK_REPLAY="off"))
         env_off = dict(env, KESTREL_FAMILIES="off")
         per_op = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
         o_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, a.runs // 4))
         t_ms = torch_cuda_fp16_ms(name, a.runs)
         with tempfile.TemporaryDirectory() as out:
-            # The first run checks the claim on the CPU: the second is the GPU path compared here.
-            subprocess.check_call([a.kestrel, "run", model, "--backend", "vulkan", "--precision", a.precision, "--runs", "2",
+            # The first run checks the claim on the CPU, the second learns the
+            # placement, the third is kept for replay: the fourth, a replay,
+            # is the GPU path compared here.
+            subprocess.check_call([a.kestrel, "run", model, "--backend", "vulkan", "--precision", a.precision, "--runs", "4",
                                    "--output-dir", out] + flags, stdout=subprocess.DEVNULL)
             k0 = np.load(os.path.join(out, "0.npy"))
         cos, err = output_agreement(k0, ref[0])
         absrel = float(np.mean(np.abs(k0 - ref[0]) / np.maximum(np.abs(ref[0]), 1e-6))) if name == "depth_anything" else None
-        row = dict(name=name, family=fam, fused=fused["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms,
+        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms,
                    cos=cos, err=err, absrel=absrel, placement=fused.get("placement", ""))
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -96,12 +100,13 @@ def main():
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, ONNX Runtime threads {a.threads}; "
           f"onnxruntime {ort.__version__} CPU EP; median of {a.runs} runs after warm-up (ONNX Runtime: {max(3, a.runs // 4)}); "
           f"Kestrel-Vulkan storage {a.precision}")
-    print("| model | claimed | Kestrel Vulkan fused (ms) | Kestrel Vulkan per-op (ms) | ONNX Runtime CPU EP (ms) "
-          "| PyTorch CUDA fp16 eager (ms) | per-op / fused | ORT / fused | PyTorch / fused | fused vs ORT: cosine, max abs / range |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("| model | claimed | Kestrel Vulkan fused (ms) | fused, recording every run (ms) | Kestrel Vulkan per-op (ms) "
+          "| ONNX Runtime CPU EP (ms) | PyTorch CUDA fp16 eager (ms) | per-op / fused | ORT / fused | PyTorch / fused "
+          "| fused vs ORT: cosine, max abs / range |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         extra = f", depth AbsRel {r['absrel']:.1e}" if r["absrel"] is not None else ""
-        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
+        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['recording']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
               f"{r['per_op'] / r['fused']:.2f}x | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | "
               f"{r['cos']:.7f}, {r['err']:.1e}{extra} |")
 

@@ -162,6 +162,16 @@ def modernbert(full, large=False):
     return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
 
 
+def modernbert_single(full):
+    """ModernBERT as a new user exports it: transformers' defaults, one
+    sequence, the attention mask all ones (base at full size)."""
+    from transformers import ModernBertModel
+    cfg = _modernbert_config(full, False)
+    length = 512 if full else 13
+    ids, mask = _token_batch(cfg.vocab_size, 1, length, [length])
+    return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
+
+
 def modernbert_large(full):
     return modernbert(full, large=True)
 
@@ -210,6 +220,7 @@ FAMILIES = {
     "clip": clip, "siglip": siglip, "dinov2": dinov2, "dinov2_registers": dinov2_registers,
     "depth_anything": depth_anything, "sam": sam, "modernbert": modernbert, "modernbert_large": modernbert_large,
     "modernbert_stack": modernbert_stack, "modernbert_batch": modernbert_batch, "clip_batch": clip_batch,
+    "modernbert_single": modernbert_single,
 }
 TINY = ["clip", "siglip", "dinov2", "dinov2_registers", "depth_anything", "sam", "modernbert", "modernbert_stack"]
 

@@ -2,12 +2,14 @@
 // Runs an ONNX model on ONNX Runtime's CPU execution provider: the reference
 // Kestrel's outputs and timings are compared against.
 //
-//   node tools/ort_reference.js MODEL OUTDIR [NAME=FILE.npy ...] [--threads N] [--bench RUNS]
+//   node tools/ort_reference.js MODEL OUTDIR [NAME=FILE.npy ...] [--threads N] [--bench RUNS] [--no-optimizations]
 //
 // Every model input must be given as a .npy file. Output i (in the model's
 // output order) is written to OUTDIR/i.npy. With --bench RUNS, the model is
 // run a few times to warm up, then RUNS times, and one JSON line
-// {"min_ms","median_ms","max_ms"} is printed last on stdout.
+// {"min_ms","median_ms","max_ms"} is printed last on stdout. --no-optimizations
+// turns ONNX Runtime's graph optimizations off, as the family fixtures'
+// reference outputs were made (tests/models/README.md).
 // onnxruntime-node is loaded from .deps/npm/node_modules (scripts/setup.sh),
 // or from the node_modules folder named by KESTREL_ORT_NODE_MODULES.
 'use strict';
@@ -96,7 +98,7 @@ function writeNpy(file, type, dims, data) {
 }
 
 function parseArgs(argv) {
-  const a = { inputs: [], threads: 0, bench: 0 };
+  const a = { inputs: [], threads: 0, bench: 0, optimize: true };
   const pos = [];
   for (let i = 0; i < argv.length; ++i) {
     const s = argv[i];
@@ -106,10 +108,11 @@ function parseArgs(argv) {
     };
     if (s === '--threads') a.threads = wholeNumber(s, argv[++i]);
     else if (s === '--bench') a.bench = wholeNumber(s, argv[++i]);
+    else if (s === '--no-optimizations') a.optimize = false;
     else if (s.startsWith('--')) die(`unknown option '${s}'`);
     else pos.push(s);
   }
-  if (pos.length < 2) die('usage: ort_reference.js MODEL OUTDIR [NAME=FILE.npy ...] [--threads N] [--bench RUNS]');
+  if (pos.length < 2) die('usage: ort_reference.js MODEL OUTDIR [NAME=FILE.npy ...] [--threads N] [--bench RUNS] [--no-optimizations]');
   [a.model, a.outdir] = pos;
   for (const s of pos.slice(2)) {
     const eq = s.indexOf('=');
@@ -126,6 +129,7 @@ async function main() {
   ort.env.logLevel = 'error';
   const options = { executionProviders: ['cpu'], executionMode: 'sequential', interOpNumThreads: 1, logSeverityLevel: 3 };
   if (a.threads > 0) options.intraOpNumThreads = a.threads;
+  if (!a.optimize) options.graphOptimizationLevel = 'disabled';
   const session = await ort.InferenceSession.create(a.model, options);
 
   const feeds = {};

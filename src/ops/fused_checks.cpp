@@ -23,4 +23,9 @@ bool FusedChecks::withdrawn(int64_t claim_id) const {
   return withdrawn_.count(claim_id) > 0;
 }
 
+size_t FusedChecks::withdrawals() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return withdrawn_.size();
+}
+
 }  // namespace kestrel::ops

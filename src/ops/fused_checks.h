@@ -21,6 +21,9 @@ class FusedChecks {
   State state(int64_t claim_id, const Shape& input_shape) const;
   void record(int64_t claim_id, const Shape& input_shape, bool agreed);
   bool withdrawn(int64_t claim_id) const;
+  // How many claims were withdrawn so far: work recorded while a claim held
+  // is replayed only while this has not grown (backends/vulkan/replay.h).
+  size_t withdrawals() const;
 
   // At most this many agreed (claim, shape) pairs are kept; past it the
   // ledger starts over, so a model fed ever new shapes checks again rather

@@ -16,6 +16,8 @@ struct PlacementReport {
   double wait_ms = 0;                        // host time spent waiting for the device
   double longest_wait_ms = 0;                // ... of which the longest for one submit
   double record_ms = 0, cpu_ms = 0;          // host time recording GPU nodes / running CPU nodes
+  bool replayed = false;                     // the run replayed an earlier run's recorded work (no recording)
+  std::string not_replayable;                // why later runs at this signature record again, when they must
   size_t device_bytes = 0;                   // device and staging memory held (weights included)
   size_t device_tensor_peak_bytes = 0;       // device memory the run's tensors needed (Allocator::high_water_bytes)
   size_t device_arena_bytes = 0;             // of which the planned arena (0: the run recorded a plan)

@@ -102,6 +102,7 @@ Config Config::of(const SessionOptions& o) {
     v.gemm_tiles = t == "small" ? vulkan::GemmTiles::Small : t == "large" ? vulkan::GemmTiles::Large
                                                                           : vulkan::GemmTiles::Auto;
   v.cpu_kernels = c.cpu_kernels;
+  v.replay = env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
 
   c.process.pool_cap_bytes = size_t(env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096)) << 20;
   c.process.avx512 = env_choice("KESTREL_CPU_ISA", {"avx2", "avx512"}) != "avx2";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "backends/vulkan/replay.h"
 #include "backends/vulkan/run_state.h"
 #include "backends/vulkan/transfer.h"
 
@@ -28,6 +29,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       keep_small_host_work_(opts.keep_small_host_work),
       device_wait_s_(opts.device_wait_s),
       exact_buffers_(opts.exact_buffers),
+      replay_(opts.replay),
       trace_(opts.trace),
       attention_chunk_(opts.attention_chunk),
       gemm_tiles_(opts.gemm_tiles),
@@ -36,6 +38,8 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
       half_(half && !half_refused_),
       partition_(g) {
   resident_.resize(g.values.size());
+  input_index_.assign(g.values.size(), -1);
+  for (size_t k = 0; k < g.inputs.size(); ++k) input_index_[size_t(g.inputs[k])] = int(k);
   auto first = std::make_shared<PrecisionPlan>();
   first->decided = !half_;  // float16 asked for: the first run decides (precision_calibration.cpp)
   precision_ = std::move(first);
@@ -63,6 +67,7 @@ VulkanCompiled::VulkanCompiled(std::shared_ptr<Context> ctx, const ir::Graph& g,
 void VulkanCompiled::upload_weights(RunResources& upload, std::vector<std::shared_ptr<DeviceMemory>>& staging,
                                     const PrecisionPlan& plan) const {
   const ir::Graph& g = g_;
+  ++weights_generation_;  // runs kept for replay bind the weights as they were
   std::vector<int8_t> want_half(g.values.size(), -1);  // -1: no GPU reader
   std::vector<int> readers;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -194,6 +199,12 @@ std::vector<Tensor> VulkanCompiled::run_on_cpu(const std::vector<Tensor>& inputs
   return outs;
 }
 
+bool VulkanCompiled::may_replay(const backends::RunOptions& opts, const PrecisionPlan& plan, bool sampled) const {
+  // Calibration's trial plans (not decided) are never kept.
+  return replay_ && !exact_buffers_ && trace_ == 0 && !opts.on_node && !sampled && opts.fused_checks &&
+         (&plan == &fp32_plan_ || plan.decided);
+}
+
 std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
                                                   const PrecisionPlan& plan, std::vector<ValueSample>* samples,
                                                   bool* settled_out) const {
@@ -239,6 +250,31 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     }
   } give_back_on_exit{*this, res};
 
+  // A run kept at this signature serves it (replay.h); one kept at another
+  // goes before this run allocates.
+  const bool replayable = known && may_replay(opts, plan, samples != nullptr);
+  const uint64_t generation = weights_generation_;
+  const size_t withdrawals = opts.fused_checks ? opts.fused_checks->withdrawals() : 0;
+  if (res->replay) {
+    if (replayable && res->replay->matches(sig, plan, generation, withdrawals)) {
+      if (!g_.nodes.empty()) opts.check_stop_before(g_.nodes.front());
+      std::vector<Tensor> outs;
+      if (replay_run(*res, *res->replay, inputs, outs)) {
+        backends::PlacementReport report = res->replay->report;
+        report.replayed = true;
+        report.record_ms = report.cpu_ms = 0;
+        report.submits = res->rec.submits();
+        report.wait_ms = res->rec.wait_ms();
+        report.longest_wait_ms = res->rec.longest_wait_ms();
+        std::lock_guard<std::mutex> lock(mu_);
+        last_ = std::move(report);
+        return outs;
+      }
+    }
+    res->rec.drop_kept();
+    res->replay.reset();
+  }
+
   RunState st(*this, *res, opts, plan);
   // A known signature lays its device tensors out in one arena; a new one is
   // recorded. Past the memory budget, tensors are allocated one by one.
@@ -265,6 +301,10 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
       st.recorder = &*recorder;
     }
   }
+  // Only a run with the signature's verdicts and arena is kept: its work is
+  // then what every later run at the signature records.
+  std::optional<ReplayCapture> capture;
+  if (replayable && st.arena_plan) st.capture = &capture.emplace();
   for (auto& [v, t] : g_.initializers) st.host[size_t(v)] = t;
   for (size_t i = 0; i < inputs.size(); ++i) st.host[size_t(g_.inputs[i])] = inputs[i];
   backends::cpu::Scope scope{&g_, &st.host, nullptr};
@@ -361,6 +401,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
       st.converted[size_t(v)].reset();
     }
   }
+  if (capture) capture->outputs_phase = true;
   st.to_host(g_.outputs);
   std::vector<Tensor> outs;
   for (int v : g_.outputs) {
@@ -384,7 +425,8 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   // inputs, and with them whether they are small host work.
   const bool settled = std::none_of(found.node.begin(), found.node.end(), [](Learned l) { return l == Learned::Retry; });
   if (settled_out) *settled_out = known ? true : settled;
-  if (!known && settled) partition_.learn(std::move(sig), std::move(found));
+  if (capture) keep_for_replay(st, *capture, std::move(sig), generation, withdrawals);
+  else if (!known && settled) partition_.learn(std::move(sig), std::move(found));
   {
     std::lock_guard<std::mutex> lock(mu_);
     last_ = st.report;

@@ -2,6 +2,7 @@
 // weights of its GPU nodes uploaded once, and the loop that runs it, node by
 // node, on the side its partition says (run_state.h moves the values).
 #pragma once
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -40,6 +41,8 @@ class VulkanCompiled : public backends::CompiledGraph {
   int64_t attention_chunk() const { return attention_chunk_; }
   GemmTiles gemm_tiles() const { return gemm_tiles_; }
   size_t resident_bytes() const;
+  // Value id -> its index in graph.inputs, or -1.
+  int input_index(int v) const { return input_index_[size_t(v)]; }
 
  private:
   friend struct RunState;
@@ -68,12 +71,17 @@ class VulkanCompiled : public backends::CompiledGraph {
   std::vector<Tensor> run_on_cpu(const std::vector<Tensor>& inputs, const backends::RunOptions& opts,
                                  const std::string& why) const;
   void give_back(std::unique_ptr<RunResources> r) const;
+  // Whether a run at a known signature with `plan` may be kept for replay,
+  // and whether one kept may serve it (the same checks: a run that samples,
+  // traces or times its nodes walks them).
+  bool may_replay(const backends::RunOptions& opts, const PrecisionPlan& plan, bool sampled) const;
 
   std::shared_ptr<Context> ctx_;
   const ir::Graph& g_;
   bool keep_small_host_work_ = true;
   double device_wait_s_ = 120;
   bool exact_buffers_ = false;
+  bool replay_ = true;  // VulkanOptions::replay
   int trace_ = 0;
   int64_t attention_chunk_ = 0;
   GemmTiles gemm_tiles_ = GemmTiles::Auto;
@@ -86,6 +94,10 @@ class VulkanCompiled : public backends::CompiledGraph {
   // By value id (initializers used on the GPU); replaced only while
   // calibration holds calibrating_ and no run is in flight.
   mutable std::vector<std::shared_ptr<GpuTensor>> resident_;
+  // Counts the uploads of weights: a kept replay binds the weights of its
+  // generation (replay.h).
+  mutable std::atomic<uint64_t> weights_generation_{0};
+  std::vector<int> input_index_;
   mutable std::mutex calibrating_;
   mutable std::shared_ptr<const PrecisionPlan> precision_;  // under mu_
   const PrecisionPlan fp32_plan_;                          // every node float32

@@ -65,7 +65,8 @@ VkCommandBuffer Recorder::begin() {
   }
   cmd_ = cmds_[cmds_used_++];
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  // A run that may be kept for replay is submitted more than once.
+  bi.flags = 0;
   vkBeginCommandBuffer(cmd_, &bi);
   return cmd_;
 }
@@ -167,6 +168,11 @@ void Recorder::submit_recorded() {
   cmd_ = VK_NULL_HANDLE;
   since_submit_ = 0;
   work_since_submit_ = 0;
+  submit(cmd);
+}
+
+void Recorder::submit(VkCommandBuffer cmd) {
+  KESTREL_CHECK(!failed_, "Vulkan: submitting after a failed wait");
   if (fences_used_ == fences_.size()) {
     VkFenceCreateInfo fi{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence f;
@@ -206,6 +212,10 @@ void Recorder::flush() {
   vkCmdPipelineBarrier(cmd_, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
   submit_recorded();
+  wait_submitted();
+}
+
+void Recorder::wait_submitted() {
   // Every submit so far is done once all their fences have signalled. Each
   // wait covers one submit's work: the one before it has already finished.
   using ms = std::chrono::duration<double, std::milli>;
@@ -225,9 +235,38 @@ void Recorder::flush() {
   touched_.clear();
 }
 
+void Recorder::keep() {
+  KESTREL_CHECK(kept_cmds_ == 0, "Vulkan: a recorder keeps one run at a time");
+  keeping_ = true;
+}
+
+void Recorder::replay() {
+  KESTREL_CHECK(kept_cmds_ > 0 && !cmd_ && fences_used_ == 0, "Vulkan: nothing kept to replay");
+  for (size_t i = 0; i < kept_cmds_; ++i) {
+    submit(cmds_[i]);
+  }
+  wait_submitted();
+}
+
+void Recorder::drop_kept() {
+  if (kept_cmds_ == 0) return;
+  kept_cmds_ = 0;
+  reset();
+}
+
 void Recorder::reset() {
   KESTREL_CHECK(!failed_, "Vulkan: a recorder whose work may still run cannot be reused");
   flush();
+  if (keeping_) {
+    // Every buffer recorded went out once, in order (submit_recorded).
+    keeping_ = false;
+    kept_cmds_ = cmds_used_;
+  }
+  if (kept_cmds_ > 0) {
+    dispatches_ = barriers_ = submits_ = 0;
+    wait_ms_ = longest_wait_ms_ = 0;
+    return;
+  }
   // A run that left everything on the CPU recorded nothing: no pool to reset
   // (driver calls that cost a small model's run several microseconds).
   if (cmds_used_ > 0) vkResetCommandPool(ctx_.device(), pool_, 0);

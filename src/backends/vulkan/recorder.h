@@ -60,9 +60,20 @@ class Recorder {
   void flush();
   // A wait gave up or the device was lost: submitted work may still run.
   bool failed() const { return failed_; }
-  // After a run: command buffers and descriptor sets go back to their pools.
-  // Not allowed once failed().
+  // After a run: command buffers and descriptor sets go back to their pools
+  // (unless kept, below). Not allowed once failed().
   void reset();
+
+  // Replay (replay.h): the command buffers and descriptor sets of the run
+  // recorded since the last reset() are kept at the next reset() instead of
+  // going back to their pools; replay() submits them again, in the order
+  // they first went, and waits for them. Their buffers and push constants
+  // are what they were: the owner keeps every range they bind as it was.
+  void keep();
+  bool kept() const { return kept_cmds_ > 0; }
+  void replay();
+  // The kept run's buffers go back to their pools (before recording again).
+  void drop_kept();
 
   size_t dispatches() const { return dispatches_; }
   size_t barriers() const { return barriers_; }
@@ -73,6 +84,8 @@ class Recorder {
  private:
   VkCommandBuffer begin();
   void submit_recorded();  // ends and submits cmd_ without waiting
+  void submit(VkCommandBuffer cmd);  // without waiting, with the next fence
+  void wait_submitted();   // for every submit since the last wait
   void hazard(const std::vector<BufferRange>& ranges);
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
 
@@ -92,6 +105,8 @@ class Recorder {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // being recorded
   std::vector<VkCommandBuffer> cmds_;
   size_t cmds_used_ = 0;
+  size_t kept_cmds_ = 0;            // cmds_[0, kept_cmds_) hold a kept run (keep())
+  bool keeping_ = false;            // keep() was called for the run being recorded
   std::vector<VkDescriptorPool> descriptor_pools_;
   size_t pool_in_use_ = 0;
   bool sets_used_ = false;          // a set was allocated since the last reset

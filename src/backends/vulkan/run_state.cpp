@@ -63,6 +63,7 @@ GpuTensor RunState::upload(const Tensor& t, int v, bool half) {
   write_storage(t, g.half, stg->a.mapped());
   res.host.host_wrote(stg->a);
   res.rec.copy(range_of(stg->a, 0, bytes, false), g.range(true));
+  if (capture && v >= 0 && c.input_index(v) >= 0) capture->replay.inputs.push_back({size_t(c.input_index(v)), stg, g.half});
   staging.push_back(std::move(stg));
   return g;
 }
@@ -81,6 +82,10 @@ void RunState::to_host(const std::vector<int>& values) {
     }
   }
   if (reads.empty()) return;
+  if (capture) {
+    if (!capture->outputs_phase) capture->refuse("the host read device values back before the outputs");
+    for (auto& [v, stg] : reads) capture->downloads.push_back({v, *gpu[size_t(v)], stg});
+  }
   res.rec.flush();
   for (auto& [v, stg] : reads) {
     const GpuTensor& t = *gpu[size_t(v)];
@@ -134,6 +139,9 @@ void RunState::run_cpu(size_t i, const backends::cpu::Scope& scope) {
   std::vector<int> need(n.inputs.begin(), n.inputs.end());
   const std::vector<int>& implicit = c.plan_.implicit_inputs[i];
   need.insert(need.end(), implicit.begin(), implicit.end());
+  if (capture && !(def && def->shape_only))
+    for (int v : need)
+      if (v >= 0 && c.input_index(v) >= 0) capture->refuse(n.where() + " ran on the CPU from a graph input's values");
   to_host(need);
   backends::cpu::run_node(c.plan_, i, host, scope, opts);
 }
@@ -282,6 +290,9 @@ void RunState::run_gpu(size_t i, const VkOpDef& def) {
   std::vector<int> host_needed;
   for (int k : def.host_inputs)
     if (k < int(n.inputs.size()) && n.inputs[size_t(k)] >= 0) host_needed.push_back(n.inputs[size_t(k)]);
+  if (capture)
+    for (int v : host_needed)
+      if (c.input_index(v) >= 0) capture->refuse(n.where() + " took a graph input as a host input");
   to_host(host_needed);
   VkOpContext ctx(n, def, *this);
   auto undo = [&] {

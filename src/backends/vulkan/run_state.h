@@ -11,13 +11,14 @@
 #include "backends/cpu/executor.h"
 #include "backends/vulkan/graph_runner.h"
 #include "backends/vulkan/precision_plan.h"
+#include "backends/vulkan/replay.h"
 
 namespace kestrel::vulkan {
 
 // What one run needs for itself, reused by later runs: runs on several
 // threads at once each take their own. The recorder is declared last so that
 // it goes first: its destructor waits for any work still in flight before
-// the memory that work writes is freed.
+// the memory that work writes is freed (a kept replay's included).
 struct RunResources {
   RunResources(Context& c, double wait_s, std::shared_ptr<MemoryBudget> b, bool exact_buffers)
       : budget(std::move(b)),
@@ -27,6 +28,9 @@ struct RunResources {
   std::shared_ptr<MemoryBudget> budget;
   Allocator device;
   Allocator host;
+  // A run kept for replay (replay.h), with what its command buffers bind:
+  // while it is held nothing else allocates from `device` or `host`.
+  std::unique_ptr<Replay> replay;
   Recorder rec;
   // The arena plan these allocators last served: when a run brings another
   // that needs a larger block, the blocks the recording run grew are freed
@@ -64,6 +68,8 @@ struct RunState {
   std::shared_ptr<const backends::ArenaPlan> arena_plan;
   std::shared_ptr<DeviceMemory> arena;
   backends::ArenaRecorder* recorder = nullptr;
+  // Set when this run may be kept for replay: what it learns to that end.
+  ReplayCapture* capture = nullptr;
   int node = 0;            // the node being run
   bool node_half = false;  // ... computes and stores its float tensors in float16 (precision_plan.h)
 

@@ -38,6 +38,10 @@ struct VulkanOptions {
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
   // The kernels of the nodes left on the CPU.
   CpuKernels cpu_kernels = CpuKernels::Fast;
+  // A run at a known input signature replays the command buffers an earlier
+  // run at it recorded, when that run's work depended on shapes alone
+  // (replay.h; KESTREL_VK_REPLAY=off records every run).
+  bool replay = true;
 };
 
 // Throws Error when no Vulkan device can be opened.
