@@ -18,8 +18,9 @@
 # static memory plan off; the `arenas` step runs planned runs as users get
 # them, tensors as ranges of one arena, so that synchronization validation
 # sees the plan reuse memory: the Vulkan arena tests (a planned run of
-# BlazeFace and M-LSD tiny among them) and the family fixtures, whose second
-# run is planned.
+# BlazeFace and M-LSD tiny among them), the replay tests, and the family
+# fixtures, whose second run is planned, third kept and fourth replayed
+# (backends/vulkan/replay.h: the same command buffers submitted again).
 #
 # Usage: scripts/validate_vulkan.sh [step...]   steps: ops families models arenas (default: all,
 # in two lanes side by side)
@@ -120,7 +121,7 @@ for step in "${steps[@]}"; do
                 --gtest_filter='Families.*:SamFamily.*:TorchStack.*:MixedPrecision.*:-Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions' ;;
     models) run_step models build/tests/kestrel_tests --gtest_filter="${model_filter%:}" ;;
     arenas) KESTREL_VK_EXACT_BUFFERS=0 run_step arenas build/tests/kestrel_tests \
-              --gtest_filter='VulkanArena.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage' ;;
+              --gtest_filter='VulkanArena.*:VulkanReplay.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage' ;;
     *) echo "validate_vulkan: unknown step '$step' (ops, families, models, arenas)" >&2; exit 2 ;;
   esac
 done
