@@ -50,6 +50,15 @@ struct Profile {
   std::map<std::string, std::pair<double, int>> by_op;  // op -> (ms, nodes run)
   std::map<std::string, double> by_node;                // "name (op)" -> ms
   std::map<std::string, std::pair<size_t, double>> per_node;  // node name -> (order first run, ms)
+  // Vulkan: device time by kernel, from timestamps (PlacementReport::kernels).
+  std::map<std::string, std::pair<double, int>> kernels;  // shader -> (ms, dispatches)
+  void add_kernels(const std::optional<backends::PlacementReport>& p) {
+    if (!p) return;
+    for (auto& [shader, e] : p->kernels) {
+      kernels[shader].first += e.first;
+      kernels[shader].second += e.second;
+    }
+  }
   static void record(void* self, const backends::NodeTiming& t) {
     auto* p = static_cast<Profile*>(self);
     auto& e = p->by_op[t.node->op_type];
@@ -68,7 +77,13 @@ struct Profile {
     for (auto& [name, e] : per_node) order.emplace_back(e.first, name);
     std::sort(order.begin(), order.end());
     for (auto& [pos, name] : order) nodes.push_back({{"node", name}, {"ms", per_node.at(name).second / runs}});
-    return {{"ops", ops}, {"nodes", nodes}};
+    Json j{{"ops", ops}, {"nodes", nodes}};
+    if (!kernels.empty()) {
+      Json k = Json::object();
+      for (auto& [shader, e] : kernels) k[shader] = {{"device_ms", e.first / runs}, {"dispatches", e.second / runs}};
+      j["kernels"] = k;
+    }
+    return j;
   }
   void print(int runs) const {
     std::vector<std::pair<double, std::string>> rows;
@@ -87,6 +102,19 @@ struct Profile {
     std::printf("slowest nodes:\n");
     for (size_t i = 0; i < nodes.size() && i < 12; ++i)
       std::printf("  %10.3f ms  %s\n", nodes[i].first, nodes[i].second.c_str());
+    if (kernels.empty()) return;
+    // Inside the nodes (a fused encoder is one node): where the device's time went.
+    std::vector<std::pair<double, std::string>> ks;
+    double device = 0;
+    for (auto& [shader, e] : kernels) {
+      ks.push_back({e.first / runs, shader});
+      device += e.first / runs;
+    }
+    std::sort(ks.rbegin(), ks.rend());
+    std::printf("device time by kernel (Vulkan timestamps; %.3f ms a run):\n%-28s %10s %7s %10s\n", device, "kernel",
+                "ms/run", "share", "dispatches");
+    for (auto& [ms, shader] : ks)
+      std::printf("%-28s %10.3f %6.1f%% %10d\n", shader.c_str(), ms, 100 * ms / device, kernels.at(shader).second / runs);
   }
 };
 }  // namespace
@@ -124,6 +152,7 @@ int cmd_bench(int argc, char** argv) {
       auto t0 = std::chrono::steady_clock::now();
       s->run_traced(inputs, &Profile::record, &profile);
       st.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      profile.add_kernels(s->placement());
     } else {
       s->run(inputs, &st);
     }

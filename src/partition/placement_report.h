@@ -18,6 +18,10 @@ struct PlacementReport {
   double record_ms = 0, cpu_ms = 0;          // host time recording GPU nodes / running CPU nodes
   bool replayed = false;                     // the run replayed an earlier run's recorded work (no recording)
   std::string not_replayable;                // why later runs at this signature record again, when they must
+  // Device time by kernel (shader name -> ms, dispatches), from timestamps
+  // written after each dispatch; only in runs that time their nodes (bench
+  // --profile). A dispatch is charged from the end of the one before it.
+  std::map<std::string, std::pair<double, int>> kernels;
   size_t device_bytes = 0;                   // device and staging memory held (weights included)
   size_t device_tensor_peak_bytes = 0;       // device memory the run's tensors needed (Allocator::high_water_bytes)
   size_t device_arena_bytes = 0;             // of which the planned arena (0: the run recorded a plan)

@@ -59,6 +59,9 @@ std::shared_ptr<Context> Context::open(const DeviceOptions& opts) {
   }
   KESTREL_CHECK(best >= 0, "Vulkan device '", c->info_.name, "' has no compute queue");
   c->queue_family_ = uint32_t(best);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(c->physical_, &props);
+  if (fams[size_t(best)].timestampValidBits > 0) c->timestamp_period_ns_ = double(props.limits.timestampPeriod);
 
   // float16 storage needs both 16-bit storage buffers and float16 arithmetic
   // types (the shaders convert with float16_t).
@@ -212,6 +215,7 @@ const Pipeline& Context::pipeline(const std::string& name, bool f16, const std::
   p.layout = layout;
   p.set_layout = set_layout;
   p.bindings = bindings;
+  p.shader = name;
   return pipelines_[key] = p;
 }
 

@@ -47,6 +47,7 @@ struct Pipeline {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   uint32_t bindings = 0;
+  std::string shader;  // its shader's name, for the per-kernel device-time profile
 };
 
 // How to open the device (runtime::Config builds it from the environment).
@@ -79,6 +80,9 @@ class Context {
   uint32_t queue_family() const { return queue_family_; }
   const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_; }
   bool fp16_storage() const { return fp16_enabled_; }
+  // Nanoseconds per timestamp tick; 0 when the queue cannot write timestamps
+  // from compute work (the profile of kernels is then not kept).
+  double timestamp_period_ns() const { return timestamp_period_ns_; }
 
   // The pipeline for shader `name` (float32 or float16 storage variant) with
   // these specialization constants (ids 0..n-1) and `bindings` storage buffers.
@@ -128,6 +132,7 @@ class Context {
   uint32_t queue_family_ = 0;
   VkPhysicalDeviceMemoryProperties memory_{};
   bool fp16_enabled_ = false;
+  double timestamp_period_ns_ = 0;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::string cache_dir_, cache_path_;
   size_t cache_loaded_bytes_ = 0;

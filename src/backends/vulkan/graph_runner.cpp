@@ -276,6 +276,8 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
   }
 
   RunState st(*this, *res, opts, plan);
+  // A run that times its nodes (bench --profile) also times each dispatch.
+  res->rec.set_profiling(opts.on_node != nullptr);
   // A known signature lays its device tensors out in one arena; a new one is
   // recorded. Past the memory budget, tensors are allocated one by one.
   std::optional<backends::ArenaRecorder> recorder;
@@ -408,6 +410,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     if (!st.host[size_t(v)].defined()) fail("graph output '", g_.values[size_t(v)].name, "' was never computed");
     outs.push_back(st.host[size_t(v)]);
   }
+  st.report.kernels = res->rec.take_profile();
   st.report.dispatches = res->rec.dispatches();
   st.report.barriers = res->rec.barriers();
   st.report.submits = res->rec.submits();

@@ -9,6 +9,10 @@ namespace kestrel::vulkan {
 namespace {
 
 constexpr uint32_t kSetsPerPool = 512;
+// Timestamps: a command buffer holds at most 64 dispatches (submit_recorded),
+// each followed by one, after one at its start.
+constexpr uint32_t kQueriesPerCmd = 66;
+constexpr uint32_t kCmdsPerPool = 64;
 constexpr uint32_t kDescriptorsPerPool = kSetsPerPool * 8;
 
 bool overlap(const BufferRange& a, const BufferRange& b) {
@@ -47,6 +51,7 @@ Recorder::~Recorder() {
   // waited for: the pools below hold what the device reads.
   if (fences_used_ > waited_ && !ctx_.finished(last_serial_)) vkDeviceWaitIdle(ctx_.device());
   for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(ctx_.device(), p, nullptr);
+  for (VkQueryPool q : query_pools_) vkDestroyQueryPool(ctx_.device(), q, nullptr);
   for (VkFence f : fences_) vkDestroyFence(ctx_.device(), f, nullptr);
   vkDestroyCommandPool(ctx_.device(), pool_, nullptr);
 }
@@ -68,7 +73,46 @@ VkCommandBuffer Recorder::begin() {
   // A run that may be kept for replay is submitted more than once.
   bi.flags = 0;
   vkBeginCommandBuffer(cmd_, &bi);
+  if (profiling_) {
+    const size_t c = cmds_used_ - 1;
+    timed_.resize(cmds_used_);
+    timed_[c].clear();
+    while (query_pools_.size() <= c / kCmdsPerPool) {
+      VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qi.queryCount = kQueriesPerCmd * kCmdsPerPool;
+      VkQueryPool q;
+      if (vkCreateQueryPool(ctx_.device(), &qi, nullptr, &q) != VK_SUCCESS) fail("Vulkan: vkCreateQueryPool failed");
+      query_pools_.push_back(q);
+    }
+    VkQueryPool q = query_pools_[c / kCmdsPerPool];
+    const uint32_t base = uint32_t(c % kCmdsPerPool) * kQueriesPerCmd;
+    vkCmdResetQueryPool(cmd_, q, base, kQueriesPerCmd);
+    vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, q, base);
+  }
   return cmd_;
+}
+
+std::map<std::string, std::pair<double, int>> Recorder::take_profile() {
+  std::map<std::string, std::pair<double, int>> by_shader;
+  const double ms_per_tick = ctx_.timestamp_period_ns() * 1e-6;
+  for (size_t c = 0; c < timed_.size(); ++c) {
+    const std::vector<const std::string*>& shaders = timed_[c];
+    if (shaders.empty()) continue;
+    std::vector<uint64_t> t(shaders.size() + 1);
+    VkResult r = vkGetQueryPoolResults(ctx_.device(), query_pools_[c / kCmdsPerPool],
+                                       uint32_t(c % kCmdsPerPool) * kQueriesPerCmd, uint32_t(t.size()),
+                                       t.size() * sizeof(uint64_t), t.data(), sizeof(uint64_t),
+                                       VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+    if (r != VK_SUCCESS) fail("Vulkan: reading timestamps failed (VkResult ", int(r), ")");
+    for (size_t i = 0; i < shaders.size(); ++i) {
+      auto& e = by_shader[*shaders[i]];
+      e.first += double(t[i + 1] - std::min(t[i + 1], t[i])) * ms_per_tick;
+      e.second += 1;
+    }
+  }
+  timed_.clear();
+  return by_shader;
 }
 
 void Recorder::hazard(const std::vector<BufferRange>& ranges) {
@@ -146,6 +190,12 @@ void Recorder::dispatch(const Pipeline& p, const std::vector<BufferRange>& range
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
   if (push_bytes) vkCmdPushConstants(cmd, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
   vkCmdDispatch(cmd, gx, gy, gz);
+  if (profiling_ && cmds_used_ <= timed_.size()) {  // a buffer begun before profiling was set is not timed
+    const size_t c = cmds_used_ - 1;
+    timed_[c].push_back(&p.shader);
+    vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pools_[c / kCmdsPerPool],
+                        uint32_t(c % kCmdsPerPool) * kQueriesPerCmd + uint32_t(timed_[c].size()));
+  }
   ++dispatches_;
   if (++since_submit_ >= 64 || submit_each_dispatch_) submit_recorded();
 }
@@ -262,6 +312,8 @@ void Recorder::reset() {
     keeping_ = false;
     kept_cmds_ = cmds_used_;
   }
+  timed_.clear();
+  profiling_ = false;
   if (kept_cmds_ > 0) {
     dispatches_ = barriers_ = submits_ = 0;
     wait_ms_ = longest_wait_ms_ = 0;

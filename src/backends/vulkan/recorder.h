@@ -14,6 +14,8 @@
 #pragma once
 #include <vulkan/vulkan.h>
 
+#include <map>
+#include <string>
 #include <vector>
 
 #include "backends/vulkan/context.h"
@@ -75,6 +77,14 @@ class Recorder {
   // The kept run's buffers go back to their pools (before recording again).
   void drop_kept();
 
+  // Timestamps after each dispatch of the run being recorded (where the
+  // context's queue writes them), for a profile of device time by kernel.
+  void set_profiling(bool on) { profiling_ = on && ctx_.timestamp_period_ns() > 0; }
+  // After the run's last flush: device ms and dispatches by shader since
+  // profiling was set (each dispatch from the end of the one before it in
+  // its command buffer, or from that buffer's start).
+  std::map<std::string, std::pair<double, int>> take_profile();
+
   size_t dispatches() const { return dispatches_; }
   size_t barriers() const { return barriers_; }
   size_t submits() const { return submits_; }
@@ -105,6 +115,11 @@ class Recorder {
   VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // being recorded
   std::vector<VkCommandBuffer> cmds_;
   size_t cmds_used_ = 0;
+  bool profiling_ = false;
+  std::vector<VkQueryPool> query_pools_;  // kCmdsPerPool command buffers' timestamps each
+  // Per command buffer recorded this run (by order), the shader of each
+  // dispatch it timed.
+  std::vector<std::vector<const std::string*>> timed_;
   size_t kept_cmds_ = 0;            // cmds_[0, kept_cmds_) hold a kept run (keep())
   bool keeping_ = false;            // keep() was called for the run being recorded
   std::vector<VkDescriptorPool> descriptor_pools_;
