@@ -85,14 +85,21 @@ struct Profile {
     }
     return j;
   }
-  void print(int runs) const {
+  // (ms per run, name), slowest first, and their sum in `total`.
+  static std::vector<std::pair<double, std::string>> per_run(const std::map<std::string, std::pair<double, int>>& m,
+                                                             int runs, double& total) {
     std::vector<std::pair<double, std::string>> rows;
-    double total = 0;
-    for (auto& [op, e] : by_op) {
-      rows.push_back({e.first / runs, op});
+    total = 0;
+    for (auto& [name, e] : m) {
+      rows.push_back({e.first / runs, name});
       total += e.first / runs;
     }
     std::sort(rows.rbegin(), rows.rend());
+    return rows;
+  }
+  void print(int runs) const {
+    double total = 0;
+    std::vector<std::pair<double, std::string>> rows = per_run(by_op, runs, total);
     std::printf("%-24s %10s %7s %7s\n", "op", "ms/run", "share", "nodes");
     for (auto& [ms, op] : rows)
       std::printf("%-24s %10.3f %6.1f%% %7d\n", op.c_str(), ms, 100 * ms / total, by_op.at(op).second / runs);
@@ -104,13 +111,8 @@ struct Profile {
       std::printf("  %10.3f ms  %s\n", nodes[i].first, nodes[i].second.c_str());
     if (kernels.empty()) return;
     // Inside the nodes (a fused encoder is one node): where the device's time went.
-    std::vector<std::pair<double, std::string>> ks;
     double device = 0;
-    for (auto& [shader, e] : kernels) {
-      ks.push_back({e.first / runs, shader});
-      device += e.first / runs;
-    }
-    std::sort(ks.rbegin(), ks.rend());
+    std::vector<std::pair<double, std::string>> ks = per_run(kernels, runs, device);
     std::printf("device time by kernel (Vulkan timestamps; %.3f ms a run):\n%-28s %10s %7s %10s\n", device, "kernel",
                 "ms/run", "share", "dispatches");
     for (auto& [ms, shader] : ks)
