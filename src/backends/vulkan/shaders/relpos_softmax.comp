@@ -1,14 +1,17 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
 // Softmax over one ViT-Det attention score row per workgroup after adding
-// its decomposed relative-position bias (relpos.comp): key (ki, kj) of a
-// rows x cols grid gets rel[r, ki] + rel[r, rows + kj], r the query's row of
-// rel. Score rows are [windows * heads, chunk_rows] of the queries q0 ..
-// q0 + chunk_rows - 1 (attention runs in chunks of query rows).
+// its decomposed relative-position bias: query (i, j) and key (ki, kj) of a
+// rows x cols grid get ph[r, i - ki + rows - 1] + pw[r, j - kj + cols - 1],
+// where ph and pw hold the query's products with every row of the height
+// and width tables (relative_products in ops/fused_encoder.cpp) and r is the
+// query's row of them. Score rows are [windows * heads, chunk_rows] of the
+// queries q0 .. q0 + chunk_rows - 1 (attention runs in chunks of query rows).
 #include "common.glsl"
 #include "rows.glsl"
 layout(std430, binding = 0) buffer S { T s[]; };
-layout(std430, binding = 1) readonly buffer R { T rel[]; };
+layout(std430, binding = 1) readonly buffer PH { T ph[]; };
+layout(std430, binding = 2) readonly buffer PW { T pw[]; };
 layout(push_constant) uniform Push {
   KESTREL_ROW_PUSH
   uint rows, cols;
@@ -19,12 +22,16 @@ void main() {
   uint row = pc.row_base + kestrel_row();
   if (row >= pc.row_end) return;  // uniform over the workgroup
   uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
-  uint n = pc.rows * pc.cols, span = pc.rows + pc.cols;
-  uint rel_row = (row / pc.chunk_rows) * n + pc.q0 + row % pc.chunk_rows;
-  uint base = row * n, rb = rel_row * span;
+  uint n = pc.rows * pc.cols;
+  uint query = pc.q0 + row % pc.chunk_rows;
+  uint rel_row = (row / pc.chunk_rows) * n + query;
+  uint base = row * n;
+  // ph's entry for key row ki is hb - ki; pw's for key column kj, wb - kj.
+  uint hb = rel_row * (2 * pc.rows - 1) + query / pc.cols + pc.rows - 1;
+  uint wb = rel_row * (2 * pc.cols - 1) + query % pc.cols + pc.cols - 1;
   float m = KESTREL_NEG_INF;
   for (uint j = t; j < n; j += wg) {
-    float v = LD(s[base + j]) + LD(rel[rb + j / pc.cols]) + LD(rel[rb + pc.rows + j % pc.cols]);
+    float v = LD(s[base + j]) + LD(ph[hb - j / pc.cols]) + LD(pw[wb - j % pc.cols]);
     s[base + j] = ST(v);
     m = max(m, v);
   }
