@@ -98,6 +98,8 @@ std::vector<OpCase> softmax_cases() {
     v.push_back({.label = "middle axis odd [2,13,9]", .op = op, .inputs = {rnd("x", {2, 13, 9}, -6, 6)},
                  .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); }});
     v.push_back({.label = "long rows [4,1000]", .op = op, .inputs = {rnd("x", {4, 1000}, -10, 10)}});
+    // Past the 4,096 elements a Vulkan row keeps in registers (shaders/rows.glsl): read once per pass.
+    v.push_back({.label = "rows past the register cache [2,5000]", .op = op, .inputs = {rnd("x", {2, 5000}, -10, 10)}});
     v.push_back({.label = "opset 11 flattens at axis 1 [2,3,5,7]", .op = op, .opset = 11,
                  .inputs = {rnd("x", {2, 3, 5, 7}, -6, 6)}});
   }

@@ -27,3 +27,9 @@ float kestrel_wg_reduce(float v, bool take_max) {
 }
 float kestrel_wg_sum(float v) { return kestrel_wg_reduce(v, false); }
 float kestrel_wg_max(float v) { return kestrel_wg_reduce(v, true); }
+
+// A row of at most KESTREL_ROW_CACHE * 256 elements is read from memory once
+// into each thread's registers (element t + 256 c in slot c), not once per
+// pass: the Softmax shaders' rows of attention scores (4,096 for SAM's
+// global layers) are memory-bound.
+#define KESTREL_ROW_CACHE 16
