@@ -98,9 +98,11 @@ Config Config::of(const SessionOptions& o) {
   v.exact_buffers = o.exact_buffers || env_choice("KESTREL_VK_EXACT_BUFFERS", {"0", "1"}) == "1";
   v.trace = int(env_int("KESTREL_TRACE", 0, 2, 0));
   v.attention_chunk = env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
-  if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "small", "large"}); !t.empty())
-    v.gemm_tiles = t == "small" ? vulkan::GemmTiles::Small : t == "large" ? vulkan::GemmTiles::Large
-                                                                          : vulkan::GemmTiles::Auto;
+  if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "large"}); !t.empty())
+    v.gemm_tiles = t == "tiny"    ? vulkan::GemmTiles::Tiny
+                   : t == "small" ? vulkan::GemmTiles::Small
+                   : t == "large" ? vulkan::GemmTiles::Large
+                                  : vulkan::GemmTiles::Auto;
   v.cpu_kernels = c.cpu_kernels;
   v.replay = env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
 

@@ -21,21 +21,36 @@ struct GemmKernel {
 // BENCHMARKS.md), CLIP's 197-token projections (12 large tiles) ran 2x slower
 // on gemm_large.comp than on gemm.comp, the 4096x4096 product (1,024) 1.4x faster.
 constexpr uint64_t kLargeTilesAtLeast = 256;
+// Likewise on tensor cores, a GEMM of fewer 64x64 tiles than this takes the
+// 32x32 one: CLIP's batch-1 output projection, second MLP layer and
+// attention context are 48 64x64 tiles each (its QKV and first MLP layer 144
+// and 192). Measured on the H200 against the 64x64 tile forced (BENCHMARKS.md):
+// with the bound at 256, CLIP at batch 1 gained 4-8% and DINOv2 518, whose
+// 384-wide products are 132 tiles, lost 3-6%, of which about 2% is not this
+// tile's (its scores on the 128x128 one: the loss at 128, where it takes no
+// 32x32 tile); at 128, CLIP gained 1-6%.
+constexpr uint64_t kSmallTilesAtLeast = 128;
 
 GemmKernel choose_kernel(const OpContext& ctx, const GemmPlan& plan) {
-  GemmTiles t = ctx.gemm_tiles();
-  if (t == GemmTiles::Auto) {
-    const uint64_t large_tiles = uint64_t((plan.p.M + 127) / 128) * ((plan.p.N + 127) / 128) * plan.batches;
-    const bool big_gpu = ctx.device().type == "discrete" || ctx.device().coop_matrix_fp16;
-    t = big_gpu && large_tiles >= kLargeTilesAtLeast ? GemmTiles::Large : GemmTiles::Small;
-  }
-  const bool large = t == GemmTiles::Large;
   // Float16 runs on a device whose cooperative matrices the context enabled
   // use its tensor cores. Float32 runs never do: their products would round
   // the operands to float16.
-  if (ctx.half() && ctx.device().coop_matrix_fp16)
-    return large ? GemmKernel{"gemm_coop", 128, true} : GemmKernel{"gemm_coop_small", 64, true};
-  return large ? GemmKernel{"gemm_large", 128, false} : GemmKernel{"gemm", 64, false};
+  const bool coop = ctx.half() && ctx.device().coop_matrix_fp16;
+  GemmTiles t = ctx.gemm_tiles();
+  if (t == GemmTiles::Auto) {
+    const auto tiles = [&](uint32_t edge) {
+      return uint64_t((plan.p.M + edge - 1) / edge) * ((plan.p.N + edge - 1) / edge) * plan.batches;
+    };
+    const bool big_gpu = ctx.device().type == "discrete" || ctx.device().coop_matrix_fp16;
+    t = big_gpu && tiles(128) >= kLargeTilesAtLeast ? GemmTiles::Large
+        : coop && tiles(64) < kSmallTilesAtLeast    ? GemmTiles::Tiny
+                                                    : GemmTiles::Small;
+  }
+  if (coop)
+    return t == GemmTiles::Large  ? GemmKernel{"gemm_coop", 128, true}
+           : t == GemmTiles::Tiny ? GemmKernel{"gemm_coop_tiny", 32, true}
+                                  : GemmKernel{"gemm_coop_small", 64, true};
+  return t == GemmTiles::Large ? GemmKernel{"gemm_large", 128, false} : GemmKernel{"gemm", 64, false};
 }
 
 // Whether the tensor-core GEMM may read an operand 8 halves (16 bytes) at a time:
