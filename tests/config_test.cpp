@@ -11,29 +11,13 @@
 
 #include "core/error.h"
 #include "runtime/config.h"
+#include "scoped_env.h"
 
 using namespace kestrel;
+using kestrel::test::ScopedEnv;
 using ::testing::HasSubstr;
 
 namespace {
-
-// Sets a variable for one scope and restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) had_ = true, old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 // The message of the Error f throws ("" when it throws none).
 template <typename F>

@@ -5,28 +5,17 @@
 // recorded every run, and the placement report must say why.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <thread>
 
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "scoped_env.h"
 #include "vulkan_tests_switch.h"
 
 using namespace kestrel;
 using namespace kestrel::test;
 
 namespace {
-
-// Sets an environment variable for one scope (Config::of reads it when a
-// session loads).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
 
 // x[rows, 64] @ W[64, 48] + shift[1] -> Reshape to its own shape (the shape
 // computed on the host by Shape, then read by the GPU kernel as a host input)

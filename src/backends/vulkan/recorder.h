@@ -72,7 +72,6 @@ class Recorder {
   // they first went, and waits for them. Their buffers and push constants
   // are what they were: the owner keeps every range they bind as it was.
   void keep();
-  bool kept() const { return kept_cmds_ > 0; }
   void replay();
   // The kept run's buffers go back to their pools (before recording again).
   void drop_kept();

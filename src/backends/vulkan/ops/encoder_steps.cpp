@@ -38,25 +38,6 @@ GpuTensor scratch_from(const OpContext& ctx, const GpuTensor& t, int64_t first) 
   return v;
 }
 
-// scores = scale q k^T for every (batch, head) and `rows` queries from q's
-// first row (q and k are [batch, tokens, D] buffers, q may be a view).
-void attention_scores(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& scores, int64_t batch,
-                      int64_t rows, int64_t tokens, int64_t heads, int64_t hd, float scale) {
-  const int64_t d = heads * hd;
-  GemmPlan s;
-  init_batch(s.p);
-  s.p.M = uint32_t(rows), s.p.N = uint32_t(tokens), s.p.K = uint32_t(hd);
-  s.p.alpha = scale;
-  s.p.sam = uint32_t(d), s.p.sak = 1;
-  s.p.sbk = 1, s.p.sbn = uint32_t(d);  // k^T: k's rows are the columns
-  s.b_ncontig = false;
-  s.p.bdims[2] = uint32_t(batch), s.p.bdims[3] = uint32_t(heads);
-  s.p.sab[2] = s.p.sbb[2] = uint32_t(tokens * d);
-  s.p.sab[3] = s.p.sbb[3] = uint32_t(hd);
-  s.batches = uint64_t(batch * heads);
-  record_gemm(ctx, s, q, k, nullptr, scores, ActParams{});
-}
-
 // out = scores v for every (batch, head), each head's columns in place, for
 // `rows` queries from out's first row.
 void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor& v, const GpuTensor& out,
@@ -78,6 +59,24 @@ void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor&
 }
 
 }  // namespace
+
+void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, const GpuTensor& y, int64_t batch,
+                       int64_t rows, int64_t tokens, int64_t n, int64_t heads, int64_t hd, float scale,
+                       int64_t b_row_stride, int64_t b_batch_stride, int64_t b_head_stride) {
+  const int64_t d = heads * hd;
+  GemmPlan g;
+  init_batch(g.p);
+  g.p.M = uint32_t(rows), g.p.N = uint32_t(n), g.p.K = uint32_t(hd);
+  g.p.alpha = scale;
+  g.p.sam = uint32_t(d), g.p.sak = 1;
+  g.p.sbk = 1, g.p.sbn = uint32_t(b_row_stride);  // b^T: b's rows are the columns
+  g.b_ncontig = false;
+  g.p.bdims[2] = uint32_t(batch), g.p.bdims[3] = uint32_t(heads);
+  g.p.sab[2] = uint32_t(tokens * d), g.p.sab[3] = uint32_t(hd);
+  g.p.sbb[2] = uint32_t(b_batch_stride), g.p.sbb[3] = uint32_t(b_head_stride);
+  g.batches = uint64_t(batch * heads);
+  record_gemm(ctx, g, q, b, nullptr, y, ActParams{});
+}
 
 void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, const GpuTensor* bias,
                 const GpuTensor& y, int64_t rows, int64_t d, float eps) {
@@ -130,7 +129,9 @@ void chunked_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, c
   const int64_t d = heads * hd;
   for (int64_t q0 = 0; q0 < tokens; q0 += plan.chunk) {
     const int64_t rows = std::min(plan.chunk, tokens - q0);
-    attention_scores(ctx, scratch_from(ctx, q, q0 * d), k, scores, batch, rows, tokens, heads, hd, scale);
+    // scores = scale q k^T: k's rows, each head's columns of them.
+    per_head_products(ctx, scratch_from(ctx, q, q0 * d), k, scores, batch, rows, tokens, tokens, heads, hd, scale, d,
+                      tokens * d, hd);
     softmax(q0, rows);
     attention_context(ctx, scores, v, scratch_from(ctx, out, q0 * d), batch, rows, tokens, heads, hd);
   }

@@ -39,6 +39,17 @@ struct AttentionPlan {
 };
 AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64_t tokens, int64_t width);
 
+// y[(batch, head), row, j] = scale * q_h[row] . b_(batch, head)[j] for every
+// batch and head: q is [batch, tokens, heads * hd] with head h in columns
+// [h*hd, (h+1)*hd) (`rows` queries from its first row; q may be a view), b's
+// row j starts b_row_stride elements after row j - 1 and its (batch, head)
+// block at b_batch_stride and b_head_stride (attention's keys; ViT-Det's
+// relative-position tables, shared by every batch and head: strides 0).
+// One batched GEMM; y is [batch, heads, rows, n].
+void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, const GpuTensor& y, int64_t batch,
+                       int64_t rows, int64_t tokens, int64_t n, int64_t heads, int64_t hd, float scale,
+                       int64_t b_row_stride, int64_t b_batch_stride, int64_t b_head_stride);
+
 // The Softmax step of one chunk of attention: the scores of `rows` queries
 // from query q0 on, for every (batch, head), in place (plain, masked, or
 // with a bias added first).

@@ -13,7 +13,6 @@
 #include <map>
 
 #include "backends/vulkan/ops/encoder_steps.h"
-#include "backends/vulkan/ops/gemm_record.h"
 #include "backends/vulkan/ops/row_dispatch.h"
 #include "families/encoder_schedule.h"
 #include "families/encoder_spec.h"
@@ -41,27 +40,15 @@ struct RelSoftmaxPush {  // shaders/relpos_softmax.comp
 };
 
 // ViT-Det's decomposed relative position: every query's dot product with
-// every row of a table [2 * span - 1, D] (head h's columns of q [sequences *
-// tokens, heads * D]), as one GEMM on the device's fastest tile:
-// p[(sequence, head), token, r] = q . table[r]. The Softmax then picks, for
-// query (i, j) and key (ki, kj), p_h[.., i - ki + rows - 1] and
-// p_w[.., j - kj + cols - 1] (relpos_softmax.comp): twice the products a
-// per-pair kernel computes, all on the GEMM (a per-pair kernel of scalar
-// dot products took 28% of SAM ViT-B's time on an H200).
+// every row of a table [2 * span - 1, D] (head h's columns of q), one GEMM on
+// the device's fastest tile: p[(sequence, head), token, r] = q . table[r]. The
+// Softmax then picks, for query (i, j) and key (ki, kj), p_h[.., i - ki +
+// rows - 1] and p_w[.., j - kj + cols - 1] (relpos_softmax.comp): twice the
+// products a per-pair kernel computes, all on the GEMM (a per-pair kernel of
+// scalar dot products took 28% of SAM ViT-B's time on an H200).
 void relative_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& table, const GpuTensor& p,
                        int64_t sequences, int64_t tokens, int64_t heads, int64_t hd) {
-  const int64_t d = heads * hd, span = table.shape[0];
-  GemmPlan g;
-  init_batch(g.p);
-  g.p.M = uint32_t(tokens), g.p.N = uint32_t(span), g.p.K = uint32_t(hd);
-  g.p.alpha = 1;
-  g.p.sam = uint32_t(d), g.p.sak = 1;
-  g.p.sbk = 1, g.p.sbn = uint32_t(hd);  // table^T: the table's rows are the columns
-  g.b_ncontig = false;
-  g.p.bdims[2] = uint32_t(sequences), g.p.bdims[3] = uint32_t(heads);
-  g.p.sab[2] = uint32_t(tokens * d), g.p.sab[3] = uint32_t(hd);
-  g.batches = uint64_t(sequences * heads);
-  record_gemm(ctx, g, q, table, nullptr, p, ActParams{});
+  per_head_products(ctx, q, table, p, sequences, tokens, tokens, table.shape[0], heads, hd, 1.0f, hd, 0, 0);
 }
 
 class VulkanSteps final : public fam::StepRunner {

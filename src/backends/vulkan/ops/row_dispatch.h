@@ -7,17 +7,18 @@
 #include <cstring>
 
 #include "backends/vulkan/op.h"
+#include "backends/vulkan/ops/util.h"
 
 namespace kestrel::vulkan {
 
 // `row_cost` is the elements a row reads: each dispatch covers about 2^24 of
-// them (a few ms on a phone GPU; 32 times that on a discrete GPU, as
-// macs_per_dispatch says why: the dispatches write one output, a barrier
-// between each), and at least one row.
+// them (a few ms on a phone GPU), scaled per device as macs_per_dispatch
+// scales a GEMM's (32 times on a discrete GPU: the dispatches write one
+// output, a barrier between each), and at least one row.
 inline void dispatch_rows(OpContext& ctx, const std::string& shader, const std::vector<int32_t>& spec,
                           const std::vector<Binding>& bindings, void* push, uint32_t push_bytes, uint64_t rows,
                           uint64_t row_cost) {
-  const uint64_t budget = ctx.device().type == "discrete" ? uint64_t(1) << 29 : uint64_t(1) << 24;
+  const uint64_t budget = macs_per_dispatch(ctx.device(), uint64_t(1) << 24);
   uint64_t per = std::max<uint64_t>(1, budget / std::max<uint64_t>(row_cost, 1));
   uint32_t max_x = ctx.device().max_workgroup_count[0];
   per = std::min<uint64_t>(per, uint64_t(max_x) * 65535);
