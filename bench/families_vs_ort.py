@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Full-size transformer family models, in one run: Kestrel-Vulkan with the
 encoder fused, Kestrel-Vulkan op by op (KESTREL_FAMILIES=off), ONNX Runtime's
-CPU EP on every host core, and PyTorch CUDA fp16 eager, with Kestrel's fused
-outputs checked against ONNX Runtime's on the same input.
+CPU EP on every host core, and PyTorch CUDA fp16 eager and torch.compile
+(default mode; --no-compile leaves it out), with Kestrel's fused outputs
+checked against ONNX Runtime's on the same input.
 
 Needs torch, transformers and onnxruntime (the GPU machine has them). Models
 are exported on first use by tools/export_models.py --full into --work.
@@ -30,7 +31,9 @@ from bench_models import kestrel_bench, ort_median_ms, output_agreement  # noqa:
 DEFAULT = ["clip", "siglip", "dinov2", "depth_anything"]
 
 
-def torch_cuda_fp16_ms(name, runs):
+def torch_cuda_fp16_ms(name, runs, compiled=False):
+    """Median ms of the PyTorch model in fp16 on CUDA, eager or (compiled)
+    under torch.compile; None when torch.compile fails on it."""
     import torch
     torch.manual_seed(export_models.SEED)
     model, args, _, _, _ = export_models.FAMILIES[name](True)
@@ -38,9 +41,15 @@ def torch_cuda_fp16_ms(name, runs):
     export_models.keep_depth_positive(model, name, True)
     model = model.half().cuda().eval()
     args = [a.cuda().half() if a.is_floating_point() else a.cuda() for a in args]
+    if compiled:
+        model = torch.compile(model)
     with torch.no_grad():
-        for _ in range(5):
-            model(*args)
+        try:
+            for _ in range(5):  # torch.compile compiles on the first call
+                model(*args)
+        except Exception as e:  # noqa: BLE001 - reported, the column shows "-"
+            print(f"{name}: torch.compile failed: {type(e).__name__}: {str(e)[:200]}", file=sys.stderr)
+            return None
         torch.cuda.synchronize()
         t = []
         for _ in range(runs):
@@ -59,6 +68,7 @@ def main():
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "fp16"], help="Kestrel-Vulkan's storage precision")
+    ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile (its first call compiles for minutes)")
     a = ap.parse_args()
     probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
     gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
@@ -83,6 +93,7 @@ def main():
         per_op = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
         o_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, a.runs // 4))
         t_ms = torch_cuda_fp16_ms(name, a.runs)
+        c_ms = None if a.no_compile else torch_cuda_fp16_ms(name, a.runs, compiled=True)
         with tempfile.TemporaryDirectory() as out:
             # The first run checks the claim on the CPU, the second learns the
             # placement, the third is kept for replay: the fourth, a replay,
@@ -92,7 +103,7 @@ def main():
             k0 = np.load(os.path.join(out, "0.npy"))
         cos, err = output_agreement(k0, ref[0])
         absrel = float(np.mean(np.abs(k0 - ref[0]) / np.maximum(np.abs(ref[0]), 1e-6))) if name == "depth_anything" else None
-        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms,
+        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms, compiled=c_ms,
                    cos=cos, err=err, absrel=absrel, placement=fused.get("placement", ""))
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -101,13 +112,15 @@ def main():
           f"onnxruntime {ort.__version__} CPU EP; median of {a.runs} runs after warm-up (ONNX Runtime: {max(3, a.runs // 4)}); "
           f"Kestrel-Vulkan storage {a.precision}")
     print("| model | claimed | Kestrel Vulkan fused (ms) | fused, recording every run (ms) | Kestrel Vulkan per-op (ms) "
-          "| ONNX Runtime CPU EP (ms) | PyTorch CUDA fp16 eager (ms) | per-op / fused | ORT / fused | PyTorch / fused "
-          "| fused vs ORT: cosine, max abs / range |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| ONNX Runtime CPU EP (ms) | PyTorch CUDA fp16 eager (ms) | torch.compile fp16 (ms) | per-op / fused "
+          "| ORT / fused | PyTorch / fused | torch.compile / fused | fused vs ORT: cosine, max abs / range |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         extra = f", depth AbsRel {r['absrel']:.1e}" if r["absrel"] is not None else ""
+        c = r["compiled"]
+        c_ms, c_ratio = (f"{c:.2f}", f"{c / r['fused']:.2f}x") if c is not None else ("-", "-")
         print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['recording']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
-              f"{r['per_op'] / r['fused']:.2f}x | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | "
+              f"{c_ms} | {r['per_op'] / r['fused']:.2f}x | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | {c_ratio} | "
               f"{r['cos']:.7f}, {r['err']:.1e}{extra} |")
 
 

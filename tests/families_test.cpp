@@ -205,9 +205,8 @@ TEST(Families, FusedEncodersMatchOnnxRuntimeInVulkanSessions) {
   EXPECT_GE(replayed, 6);  // 7 of the 16 exports on lavapipe
 }
 
-// The encoders also run fused in float16 storage: the vision encoders in
-// float16 where calibration keeps it; ModernBERT's fused node computes in
-// float32 (its kernel is float32-only) among float16 neighbours.
+// The encoders also run fused in float16 storage where calibration keeps
+// it (ModernBERT's with a float32 stream, below).
 TEST(Families, FusedEncodersMatchOnnxRuntimeInFloat16Storage) {
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
@@ -217,6 +216,51 @@ TEST(Families, FusedEncodersMatchOnnxRuntimeInFloat16Storage) {
       for (const char* exp : kExporters) replayed += expect_faithful(f, exp, "vulkan", "fp16", true);
   std::printf("fixture exports whose fourth run replayed: %d\n", replayed);
   EXPECT_GE(replayed, 6);  // 7 of the 16 exports on lavapipe
+}
+
+namespace {
+void ignore_node(void*, const backends::NodeTiming&) {}
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+}  // namespace
+
+// Under float16 storage ModernBERT's fused node computes in float16 with its
+// residual stream kept float32 (EncoderSchedule::half_stream): its
+// projections run a GEMM's _stream32 variant (float16 operands, the float32
+// stream written in the epilogue), its LayerNorms read the float32 stream,
+// and calibration keeps the node in float16. Timed runs name the kernels.
+TEST(Families, RopeEncoderComputesInFloat16WithAFloat32Stream) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  for (const char* model : {"modernbert", "modernbert_single"}) {
+    const std::string path = fixture(model, "torchscript.onnx");
+    SessionOptions o;
+    o.backend = BackendChoice::Vulkan;
+    o.precision = Precision::Fp16;
+    o.threads = 2;
+    auto s = Session::load(path, o);
+    std::map<std::string, Tensor> in = {{"input_ids", read_npy(fixture(model, "input_0.npy"))},
+                                        {"attention_mask", read_npy(fixture(model, "input_1.npy"))}};
+    s->run(in);  // calibration (the fused node's first run is checked on the CPU)
+    s->run(in);
+    std::vector<Tensor> out = s->run_traced(in, &ignore_node, nullptr);
+    const partition::PlacementReport report = *s->placement();
+    bool gemm = false, norm = false;
+    for (const auto& [kernel, e] : report.kernels) {
+      gemm |= kernel.rfind("gemm", 0) == 0 && ends_with(kernel, "_stream32");
+      norm |= kernel == "norm_rows_stream32";
+    }
+    EXPECT_TRUE(gemm) << model << ": no GEMM wrote a float32 stream; " << report.precision_note;
+    EXPECT_TRUE(norm) << model << ": no LayerNorm read a float32 stream; " << report.precision_note;
+    EXPECT_EQ(report.precision_note.find("RopeEncoder"), std::string::npos) << model << ": " << report.precision_note;
+    // Same bar as every fused encoder in float16 storage (expect_faithful).
+    Agreement a = agreement(out[0], read_npy(fixture(model, "torchscript_output_0.npy")));
+    EXPECT_GE(a.cosine, 0.9999) << model;
+    EXPECT_LE(a.max_rel, 1e-2) << model;
+    std::printf("%s in float16 storage: cosine %.7f, max error %.2g of range (%s)\n", model, a.cosine, a.max_rel,
+                report.precision_note.c_str());
+  }
 }
 
 // Attention split into chunks of query rows (what a GPU with a small

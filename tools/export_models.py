@@ -186,6 +186,16 @@ def modernbert_batch(full):
     return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
 
 
+def modernbert_b8(full):
+    """ModernBERT-base on eight full sequences (8 x 512 tokens at full size), the
+    throughput case."""
+    from transformers import ModernBertModel
+    cfg = _modernbert_config(full, False)
+    length = 512 if full else 13
+    ids, mask = _token_batch(cfg.vocab_size, 8, length, [length] * 8)
+    return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
+
+
 def clip_batch(full):
     """CLIP's vision tower on a batch of eight images."""
     model, _, in_names, out_names, cfg = clip(full)
@@ -220,7 +230,7 @@ FAMILIES = {
     "clip": clip, "siglip": siglip, "dinov2": dinov2, "dinov2_registers": dinov2_registers,
     "depth_anything": depth_anything, "sam": sam, "modernbert": modernbert, "modernbert_large": modernbert_large,
     "modernbert_stack": modernbert_stack, "modernbert_batch": modernbert_batch, "clip_batch": clip_batch,
-    "modernbert_single": modernbert_single,
+    "modernbert_single": modernbert_single, "modernbert_b8": modernbert_b8,
 }
 TINY = ["clip", "siglip", "dinov2", "dinov2_registers", "depth_anything", "sam", "modernbert", "modernbert_stack"]
 

@@ -69,9 +69,11 @@ struct Step {
 struct EncoderSchedule {
   int64_t heads = 0, head_dim = 0;
   size_t input_rank = 3;  // 3: [batch, tokens, width]; 4: a grid [batch, height, width, channels]
-  // The residual stream may be stored as float16: the vision encoders'
-  // streams stay far inside its range; ModernBERT-large's reaches ~29000,
-  // where float16 steps by 16, so the rotary encoder keeps float32.
+  // Under float16 storage the residual stream may be float16 too: the
+  // vision encoders' streams stay far inside its range. ModernBERT-large's
+  // reaches ~29000, where float16 steps by 16, so the rotary encoder's
+  // stream stays float32 (its projections still read float16 operands and
+  // add into the float32 stream in their epilogue).
   bool half_stream = true;
   int mask_input = -1;             // the key padding mask [batch, tokens]; -1: none
   bool mask_right_padded = false;  // the mask must be ones then zeros (each sequence runs at its own length)

@@ -147,7 +147,10 @@ struct VkOpDef {
   RecordFn record = nullptr;
   CheckFn check = nullptr;         // optional
   std::vector<int> host_inputs;    // inputs read on the host (shapes, axes, pads, scales)
-  bool half_ok = true;             // false: the node computes in float32 under float16 storage too
+  // Float outputs stay float32 when the node computes under float16 storage
+  // (the rotary encoder's float32 stream is its output): their range does
+  // not keep the node in float32 (precision_plan.h).
+  bool float32_outputs = false;
   const char* file = "";           // the source file that registers it (KESTREL_VK_OP sets it)
 };
 

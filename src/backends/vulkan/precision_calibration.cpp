@@ -66,11 +66,11 @@ std::vector<Tensor> VulkanCompiled::calibrate(const std::vector<Tensor>& inputs,
   for (int attempt = 0; attempt < 3 && !settled; ++attempt) ref = run_on_device(inputs, opts, fp32_plan_, &fp32, &settled);
   if (!settled) return ref;  // the next run calibrates
 
-  std::vector<uint8_t> eligible(g_.nodes.size(), 0);
+  std::vector<HalfEligibility> eligible(g_.nodes.size(), HalfEligibility::No);
   size_t gpu_nodes = 0;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const VkOpDef* k = partition_.kernel(i);
-    eligible[i] = k && k->half_ok;
+    if (k) eligible[i] = k->float32_outputs ? HalfEligibility::Float32Outputs : HalfEligibility::Yes;
     gpu_nodes += k != nullptr;
   }
   PrecisionPlan plan = plan_from_ranges(g_, eligible, fp32);

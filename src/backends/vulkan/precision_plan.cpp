@@ -34,7 +34,7 @@ double range_of(const ir::Graph& g, const std::vector<ValueSample>& s, int v) {
 
 ValueSample sample_of(const Tensor& t) {
   ValueSample s;
-  if (!t.defined() || !is_float(t.dtype()) || t.raw() == nullptr && t.numel() > 0) return s;
+  if (!t.defined() || !is_float(t.dtype()) || (t.raw() == nullptr && t.numel() > 0)) return s;
   std::vector<float> v = t.to_f32();
   s.seen = true;
   s.numel = int64_t(v.size());
@@ -65,16 +65,18 @@ double relative_error(const ValueSample& ref, const ValueSample& got) {
 
 size_t PrecisionPlan::half_nodes() const { return size_t(std::count(half.begin(), half.end(), uint8_t(1))); }
 
-PrecisionPlan plan_from_ranges(const ir::Graph& g, const std::vector<uint8_t>& eligible,
+PrecisionPlan plan_from_ranges(const ir::Graph& g, const std::vector<HalfEligibility>& eligible,
                                const std::vector<ValueSample>& fp32) {
   PrecisionPlan p;
   p.half.assign(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (!eligible[i]) continue;
+    if (eligible[i] == HalfEligibility::No) continue;
     const ir::Node& n = g.nodes[i];
     int widest = -1;
     double widest_range = 0;
-    for (const std::vector<int>* vs : {&n.inputs, &n.outputs})
+    std::vector<const std::vector<int>*> stored_half = {&n.inputs};
+    if (eligible[i] == HalfEligibility::Yes) stored_half.push_back(&n.outputs);
+    for (const std::vector<int>* vs : stored_half)
       for (int v : *vs) {
         if (v < 0 || !is_float(g.values[size_t(v)].dtype)) continue;
         const double r = range_of(g, fp32, v);

@@ -58,10 +58,18 @@ struct PrecisionPlan {
   size_t half_nodes() const;
 };
 
+// How a node may take float16 storage (by node, for plan_from_ranges).
+enum class HalfEligibility : uint8_t {
+  No,             // not a GPU node
+  Yes,            // its float inputs and outputs are stored as float16
+  Float32Outputs, // its float outputs stay float32 (VkOpDef::float32_outputs)
+};
+
 // The first plan from a float32 run's samples (by value id): float16 for the
-// nodes in `eligible` whose float inputs and outputs stay within kHalfRange.
-// Initializers' ranges are read from the graph.
-PrecisionPlan plan_from_ranges(const ir::Graph& g, const std::vector<uint8_t>& eligible,
+// eligible nodes whose float inputs and outputs (inputs only, for
+// Float32Outputs) stay within kHalfRange. Initializers' ranges are read
+// from the graph.
+PrecisionPlan plan_from_ranges(const ir::Graph& g, const std::vector<HalfEligibility>& eligible,
                                const std::vector<ValueSample>& fp32);
 
 // Moves the nodes that bring the error in (above) back to float32; false when

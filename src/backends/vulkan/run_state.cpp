@@ -204,7 +204,7 @@ class VkOpContext : public OpContext {
     auto g = std::make_shared<GpuTensor>();
     g->dtype = dtype;
     g->shape = std::move(shape);
-    g->half = st_.node_half && g->is_float();
+    g->half = st_.node_half && g->is_float() && !def_.float32_outputs;
     if (g->bytes() > device().max_storage_buffer_range)
       unsupported("output ", i, " ", shape_str(g->shape), " is past the device's maxStorageBufferRange");
     const int v = node.outputs[size_t(i)];

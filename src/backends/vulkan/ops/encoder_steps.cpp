@@ -79,9 +79,9 @@ void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, c
 }
 
 void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, const GpuTensor* bias,
-                const GpuTensor& y, int64_t rows, int64_t d, float eps) {
+                const GpuTensor& y, int64_t rows, int64_t d, float eps, bool x_float32) {
   NormPush p{0, 0, uint32_t(d), 1, uint32_t(d), uint32_t(d), eps};
-  dispatch_rows(ctx, "norm_rows", {0, bias ? 1 : 0, 0},
+  dispatch_rows(ctx, x_float32 && ctx.half() ? "norm_rows_stream32" : "norm_rows", {0, bias ? 1 : 0, 0},
                 {In(x), In(scale), In(bias ? *bias : scale), Out(y), Out(y), Out(y)}, &p, sizeof p, uint64_t(rows),
                 uint64_t(2 * d));
 }
@@ -91,10 +91,20 @@ void copy(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, int64_t n) {
   ctx.dispatch_elements("unary", {int32_t(UnaryFn::None)}, {In(x), Out(y)}, &p, sizeof p, uint64_t(n));
 }
 
+void copy_mixed(OpContext& ctx, const GpuTensor& x, bool x_float32, const GpuTensor& y, bool y_float32, int64_t n) {
+  if (!ctx.half() || (!x_float32 && !y_float32)) return copy(ctx, x, y, n);  // both in the node's precision
+  // shaders/convert_float.comp: MODE 0 float16 -> float32, 1 float32 -> float16, 2 float32 as it is.
+  const int mode = !x_float32 ? 0 : y_float32 ? 2 : 1;
+  uint32_t p[3] = {0, 0, uint32_t(n)};  // {base, n, count}
+  ctx.dispatch_elements("convert_float", {mode}, {In(x), Out(y)}, p, sizeof p,
+                        mode == 1 ? uint64_t(n + 1) / 2 : uint64_t(n));
+}
+
 // y[rows, n] = act(x[rows, k] w[k, n] + bias) (+ residual, which may be y).
 void linear(OpContext& ctx, const GpuTensor& x, int64_t rows, int64_t k, const GpuTensor& w, const GpuTensor* bias,
-            int64_t n, const GpuTensor& y, ActParams act, const GpuTensor* residual) {
+            int64_t n, const GpuTensor& y, ActParams act, const GpuTensor* residual, bool y_float32) {
   GemmPlan plan;
+  plan.y_float32 = y_float32;
   GemmPush& p = plan.p;
   init_batch(p);
   p.M = uint32_t(rows), p.N = uint32_t(n), p.K = uint32_t(k);
@@ -155,13 +165,12 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
   });
 }
 
-const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank) {
+const GpuTensor& fused_encoder_input(OpContext& ctx, size_t rank) {
   const GpuTensor& x = ctx.input(0);
   const ops::FusedChecks::State state = ctx.fused_checks().state(ctx.node.attr_i("claim_id", 0), x.shape);
   if (state == ops::FusedChecks::State::Withdrawn) ctx.unsupported("the claim was withdrawn; the original ops run on the CPU");
   if (state == ops::FusedChecks::State::Unchecked)
     ctx.unsupported_for_now("first run of this input shape: the fused encoder is checked against the original ops on the CPU");
-  if (ctx.half() && !half_ok) ctx.unsupported("float16 storage: this fused encoder runs in float32 runs only");
   if (!x.is_float() || x.shape.size() != rank)
     ctx.unsupported("input ", shape_str(x.shape), rank == 3 ? " is not float [batch, tokens, width]" : " is not a float grid [batch, height, width, channels]");
   return x;

@@ -9,15 +9,22 @@
 
 namespace kestrel::vulkan {
 
-// y = LayerNorm(x) * scale (+ bias) over rows of d.
+// y = LayerNorm(x) * scale (+ bias) over rows of d. `x_float32`: x is
+// float32 in a float16 node (a float32 stream).
 void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, const GpuTensor* bias,
-                const GpuTensor& y, int64_t rows, int64_t d, float eps);
+                const GpuTensor& y, int64_t rows, int64_t d, float eps, bool x_float32 = false);
 
 void copy(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, int64_t n);
 
+// n float elements of x into y where either is float32 in a float16 node
+// (a float32 stream): converted to the precision of y (y_float32 or the
+// node's), or copied as they are when both are float32.
+void copy_mixed(OpContext& ctx, const GpuTensor& x, bool x_float32, const GpuTensor& y, bool y_float32, int64_t n);
+
 // y[rows, n] = act(x[rows, k] w[k, n] (+ bias)) (+ residual, which may be y).
+// `y_float32`: y and the residual are float32 in a float16 node.
 void linear(OpContext& ctx, const GpuTensor& x, int64_t rows, int64_t k, const GpuTensor& w, const GpuTensor* bias,
-            int64_t n, const GpuTensor& y, ActParams act, const GpuTensor* residual);
+            int64_t n, const GpuTensor& y, ActParams act, const GpuTensor* residual, bool y_float32 = false);
 
 // Which keys a query sees (shaders/masked_softmax.comp).
 struct AttentionMask {
@@ -69,9 +76,9 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
                const AttentionMask* mask, const AttentionPlan& plan);
 
 // What every fused encoder kernel checks first: the claim agreed for this
-// input's shape (else the node runs on the CPU, which checks it), a float
+// input's shape (else the node runs on the CPU, which checks it) and a float
 // [batch, tokens, width] input (rank 4: a grid [batch, height, width,
-// channels]) and, unless half_ok, a float32 run. Returns the input.
-const GpuTensor& fused_encoder_input(OpContext& ctx, bool half_ok, size_t rank = 3);
+// channels]). Returns the input.
+const GpuTensor& fused_encoder_input(OpContext& ctx, size_t rank = 3);
 
 }  // namespace kestrel::vulkan

@@ -53,8 +53,9 @@ void relative_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& tabl
 
 class VulkanSteps final : public fam::StepRunner {
  public:
-  VulkanSteps(OpContext& ctx, const fam::EncoderSchedule& s) : ctx_(ctx), s_(s) {
-    const GpuTensor& x = fused_encoder_input(ctx, s.half_stream, s.input_rank);
+  VulkanSteps(OpContext& ctx, const fam::EncoderSchedule& s)
+      : ctx_(ctx), s_(s), stream32_(ctx.half() && !s.half_stream) {
+    const GpuTensor& x = fused_encoder_input(ctx, s.input_rank);
     shape_ = fam::EncoderShape::of(ctx.node, s, x.shape);
     // A padding mask is read on the host and goes to the Softmax as int32.
     if (s.mask_input >= 0) {
@@ -88,20 +89,24 @@ class VulkanSteps final : public fam::StepRunner {
   }
 
   void norm(const Step& st) override {
+    if (float32(st.out)) ctx_.unsupported("a LayerNorm into the float32 stream of a float16 node");
     layer_norm(ctx_, buf(st.in), need(st.weight), optional(st.bias), buf(st.out), shape_.rows(s_, st),
-               shape_.channels, st.epsilon);
+               shape_.channels, st.epsilon, float32(st.in));
   }
   void copy(const Step& st) override {
-    vulkan::copy(ctx_, buf(st.in), buf(st.out), shape_.rows(s_, st) * shape_.channels);
+    transfer(st.in, buf(st.out), float32(st.out), shape_.rows(s_, st) * shape_.channels);
+    wrote(st.out);
   }
   void linear(const Step& st) override {
     const GpuTensor& w = need(st.weight);
     const GpuTensor& y = buf(st.out);
     if (w.shape.size() != 2 || width_[size_t(st.in)] != w.shape[0])
       ctx_.fail("layer ", st.layer, ": a ", shape_str(w.shape), " weight does not take rows of ", width_[size_t(st.in)]);
-    vulkan::linear(ctx_, buf(st.in), shape_.rows(s_, st), w.shape[0], w, optional(st.bias), w.shape[1], y,
-                   shader_activation(st.act), st.residual ? &y : nullptr);
+    const int64_t rows = shape_.rows(s_, st);
+    vulkan::linear(ctx_, operand(st.in, rows * w.shape[0]), rows, w.shape[0], w, optional(st.bias), w.shape[1], y,
+                   shader_activation(st.act), st.residual ? &y : nullptr, float32(st.out));
     width_[size_t(st.out)] = w.shape[1];
+    wrote(st.out);
   }
   void window(const Step& st) override { move_windows(st, false); }
   void unwindow(const Step& st) override { move_windows(st, true); }
@@ -154,7 +159,8 @@ class VulkanSteps final : public fam::StepRunner {
   }
 
   void tap(const Step& st) override {
-    vulkan::copy(ctx_, buf(st.in), *outs_[size_t(st.output)], shape_.rows() * shape_.channels);
+    const GpuTensor& out = *outs_[size_t(st.output)];
+    transfer(st.in, out, ctx_.half() && !out.half, shape_.rows() * shape_.channels);
   }
 
  private:
@@ -166,6 +172,29 @@ class VulkanSteps final : public fam::StepRunner {
     return input >= 0 && ctx_.has_input(input) ? &ctx_.input(input) : nullptr;
   }
   const GpuTensor& buf(Buffer b) const { return b == Buffer::Input ? ctx_.input(0) : buffers_[size_t(b)]; }
+  // Whether b holds float32 in a float16 node: the stream, when the
+  // schedule keeps it float32 (EncoderSchedule::half_stream).
+  bool float32(Buffer b) const { return stream32_ && b == Buffer::Stream; }
+  // n elements of `from` into y (float32 when y_float32), converted where
+  // their precisions differ.
+  void transfer(Buffer from, const GpuTensor& y, bool y_float32, int64_t n) {
+    copy_mixed(ctx_, buf(from), float32(from), y, y_float32, n);
+  }
+  // b as a GEMM operand (n elements): the node's storage precision. A
+  // float32 stream read by a projection (ModernBERT's first layer has no
+  // attention norm) is converted once per write of the stream.
+  const GpuTensor& operand(Buffer b, int64_t n) {
+    if (!float32(b)) return buf(b);
+    if (!stream_half_valid_) {
+      if (stream_half_.numel() < (n + 1) / 2) stream_half_ = ctx_.temp_words(size_t(n + 1) / 2);
+      copy_mixed(ctx_, buf(b), true, stream_half_, false, n);
+      stream_half_valid_ = true;
+    }
+    return stream_half_;
+  }
+  void wrote(Buffer b) {
+    if (b == Buffer::Stream) stream_half_valid_ = false;
+  }
   void move_windows(const Step& st, bool scatter) {
     const auto a = shape_.attention(s_, st.window);
     const fam::WindowGrid& g = a.grid;
@@ -177,10 +206,13 @@ class VulkanSteps final : public fam::StepRunner {
 
   OpContext& ctx_;
   const fam::EncoderSchedule& s_;
+  const bool stream32_;  // the stream is float32 in this float16 node
   fam::EncoderShape shape_;
   std::array<GpuTensor, fam::kBufferCount> buffers_;
   std::array<int64_t, fam::kBufferCount> width_{};  // the columns each buffer holds now
   GpuTensor scores_, rel_h_, rel_w_, padding_;  // rel_*: relative_products' outputs
+  GpuTensor stream_half_;                       // operand(): the float32 stream in float16
+  bool stream_half_valid_ = false;
   std::map<int64_t, AttentionPlan> plans_;  // per layer
   std::map<std::vector<float>, std::pair<GpuTensor, GpuTensor>> tables_;  // rotary cos/sin per frequency set
   std::vector<GpuTensor*> outs_;
@@ -194,15 +226,18 @@ void record_fused_encoder(OpContext& ctx) {
 
 }  // namespace
 
-// The key padding mask (input 1) is read on the host; the rotary encoder
-// keeps its float32 stream (EncoderSchedule::half_stream).
+// The key padding mask (input 1) is read on the host. Under float16
+// storage the rotary encoder keeps its stream float32
+// (EncoderSchedule::half_stream): its GEMMs read float16 operands and
+// write the stream's float32 in their epilogue, and its outputs (taps of
+// the stream) stay float32.
 KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel",
                                     .record = record_fused_encoder,
                                     .host_inputs = {families::EncoderSpec::kMaskInput}});
 KESTREL_VK_OP(RopeEncoder, {.domain = "com.kestrel",
                              .record = record_fused_encoder,
                              .host_inputs = {families::RopeSpec::kMaskInput},
-                             .half_ok = false});
+                             .float32_outputs = true});
 KESTREL_VK_OP(ViTDetEncoder, {.domain = "com.kestrel", .record = record_fused_encoder});
 
 }  // namespace kestrel::vulkan

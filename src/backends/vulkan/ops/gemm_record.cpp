@@ -1,6 +1,7 @@
 #include "backends/vulkan/ops/gemm_record.h"
 
 #include <algorithm>
+#include <string>
 
 namespace kestrel::vulkan {
 namespace {
@@ -75,6 +76,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   if (y.numel() == 0 || p.M == 0 || p.N == 0) return;
   const uint32_t max_groups = 65535;
   const GemmKernel kernel = choose_kernel(ctx, plan);
+  const std::string shader = std::string(kernel.shader) + (plan.y_float32 && ctx.half() ? "_stream32" : "");
   const uint32_t tile = kernel.tile;
   uint64_t nt = (p.N + tile - 1) / tile, mt = (p.M + tile - 1) / tile;
   if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
@@ -95,7 +97,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     for (uint64_t b0 = 0; b0 < plan.batches; b0 += per) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = 0;
-      ctx.dispatch(kernel.shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
+      ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(mt),
                    uint32_t(std::min(per, plan.batches - b0)));
     }
     return;
@@ -105,7 +107,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     for (uint64_t m0 = 0; m0 < mt; m0 += rows) {
       p.batch_base = uint32_t(b0);
       p.mtile_base = uint32_t(m0);
-      ctx.dispatch(kernel.shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
+      ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
     }
 }
 

@@ -27,6 +27,10 @@ struct GemmPlan {
   GemmPush p{};
   uint64_t batches = 1;
   bool a_kcontig = true, b_ncontig = true, has_c = false;
+  // Y and the residual are float32 in a float16 node (a fused encoder's
+  // float32 stream): the kernel's _stream32 variant. Same as false in a
+  // float32 node.
+  bool y_float32 = false;
 };
 
 // Records `plan` in bounded dispatches: whole batches when a batch is small,

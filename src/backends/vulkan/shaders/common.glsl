@@ -11,6 +11,16 @@
 #endif
 #define LD(v) float(v)
 #define ST(v) T(v)
+// TS: the element of a buffer on the residual stream's side (a GEMM's
+// output and residual, a LayerNorm's input). A shader's _stream32 variant
+// (KESTREL_FLOAT32_STREAM) keeps it float32 under float16 storage: a fused
+// encoder whose stream grows past what float16 resolves keeps its stream
+// float32 while every other buffer is float16 (families/encoder_schedule.h).
+#ifdef KESTREL_FLOAT32_STREAM
+#define TS float
+#else
+#define TS T
+#endif
 
 // Element-wise shaders start their push constants with {base, n}: the host
 // splits long work into bounded dispatches (mobile drivers kill a dispatch

@@ -8,6 +8,9 @@
 //   MODE 0: float16 -> float32, one invocation per element.
 //   MODE 1: float32 -> float16, one invocation per output word (two
 //           elements; the odd tail's upper half is zero).
+//   MODE 2: float32 -> float32, one invocation per element: a float32
+//           tensor copied inside a float16 node, whose own copy shader
+//           would move float16 elements (a fused encoder's float32 stream).
 #include "common.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int MODE = 0;
@@ -23,6 +26,8 @@ void main() {
   if (MODE == 0) {
     vec2 h = unpackHalf2x16(xw[i >> 1]);
     yf[i] = (i & 1u) == 0u ? h.x : h.y;
+  } else if (MODE == 2) {
+    yw[i] = xw[i];
   } else {
     uint j = 2u * i;
     float hi = j + 1u < pc.count ? xf[j + 1u] : 0.0;

@@ -117,7 +117,7 @@ void main() {
           uint yi = ybase + gm * ystride + gn;
           v = activate(ACT, v, pc.act_a, pc.act_b);
           if (HAS_R != 0) v += LD(r[yi]);
-          y[yi] = ST(v);
+          y[yi] = TS(v);
         }
     }
 }

@@ -1,7 +1,8 @@
 // What every GEMM kernel shares with the host's GemmPush and record_gemm
 // (ops/gemm_record.h): the workgroup (256 threads unless the includer
 // defines GEMM_THREADS), specialization constants 0-4,
-// bindings 0-4 and the push constants. gemm_body.glsl and gemm_coop_body.glsl
+// bindings 0-4 (Y and R in TS: the _stream32 variants write a float32
+// stream) and the push constants. gemm_body.glsl and gemm_coop_body.glsl
 // include it.
 #include "common.glsl"
 #include "activation.glsl"
@@ -17,8 +18,8 @@ layout(constant_id = 4) const int HAS_R = 0;
 layout(std430, binding = 0) readonly buffer A_ { T a[]; };
 layout(std430, binding = 1) readonly buffer B_ { T b[]; };
 layout(std430, binding = 2) readonly buffer C_ { T c[]; };
-layout(std430, binding = 3) buffer Y_ { T y[]; };
-layout(std430, binding = 4) readonly buffer R_ { T r[]; };
+layout(std430, binding = 3) buffer Y_ { TS y[]; };
+layout(std430, binding = 4) readonly buffer R_ { TS r[]; };
 layout(push_constant) uniform Push {
   uint M, N, K;
   uint batch_base, mtile_base;

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// variant stream32: KESTREL_FLOAT32_STREAM
 // The scalar GEMM on 128x128 output tiles, 8x8 per thread (gemm_body.glsl):
 // discrete GPUs, whose many registers hold the larger block.
 const uint BM = 128, BK = 8, TM = 8;

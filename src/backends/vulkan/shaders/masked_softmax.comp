@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // Softmax over one attention score row per workgroup, keeping only the keys
 // a query may see: key j of sequence b when mask[b, j] != 0 (HAS_MASK) and,
 // with a window w >= 0, |i - j| <= w. Masked keys get 0. A query that may
@@ -21,30 +22,22 @@ layout(push_constant) uniform Push {
   uint q0, rows;   // this chunk's first query and its query count
 } pc;
 
-bool visible(uint b, uint i, uint j) {
+uint base, b, i;  // the row's first score, its sequence and its query
+bool visible(uint j) {
   if (HAS_MASK != 0 && mask[b * pc.n + j] == 0) return false;
   return pc.window < 0 || abs(int(i) - int(j)) <= pc.window;
 }
+float score(uint j) { return visible(j) ? LD(s[base + j]) : KESTREL_NEG_INF; }
+void put(uint j, float e, float m, float sum) { s[base + j] = ST(exp(e - m) / sum); }  // exp(-inf) = 0
+#include "softmax_row.glsl"
 
 void main() {
   uint row = pc.row_base + kestrel_row();
   if (row >= pc.row_end) return;  // uniform over the workgroup
-  uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
-  uint i = pc.q0 + row % pc.rows, b = row / (pc.heads * pc.rows);
-  uint base = row * pc.n;
-  float m = KESTREL_NEG_INF;
-  for (uint j = t; j < pc.n; j += wg)
-    if (visible(b, i, j)) m = max(m, LD(s[base + j]));
-  m = kestrel_wg_max(m);
-  if (isinf(m)) {  // no visible key
+  i = pc.q0 + row % pc.rows, b = row / (pc.heads * pc.rows);
+  base = row * pc.n;
+  if (!softmax_row(pc.n, false)) {  // no visible key
     float fill = pc.finite_masked != 0 ? 1.0 / float(pc.n) : 0.0;
-    for (uint j = t; j < pc.n; j += wg) s[base + j] = ST(fill);
-    return;
+    for (uint j = gl_LocalInvocationID.x; j < pc.n; j += gl_WorkGroupSize.x) s[base + j] = ST(fill);
   }
-  float sum = 0.0;
-  for (uint j = t; j < pc.n; j += wg)
-    if (visible(b, i, j)) sum += exp(LD(s[base + j]) - m);
-  sum = kestrel_wg_sum(sum);
-  float inv = 1.0 / sum;
-  for (uint j = t; j < pc.n; j += wg) s[base + j] = ST(visible(b, i, j) ? exp(LD(s[base + j]) - m) * inv : 0.0);
 }

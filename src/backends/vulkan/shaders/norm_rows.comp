@@ -1,5 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+// variant stream32: KESTREL_FLOAT32_STREAM
 // LayerNormalization (MODE 0) and InstanceNormalization (MODE 1), one
 // workgroup per normalized row of n contiguous elements. Mean, then the
 // variance of (x - mean): two passes, no cancellation, float32 sums.
@@ -10,7 +11,7 @@
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int HAS_BIAS = 1;
 layout(constant_id = 2) const int STATS = 0;  // write Mean and InvStdDev (LayerNorm outputs 1, 2)
-layout(std430, binding = 0) readonly buffer X { T x[]; };
+layout(std430, binding = 0) readonly buffer X { TS x[]; };
 layout(std430, binding = 1) readonly buffer S { T scale[]; };
 layout(std430, binding = 2) readonly buffer B { T bias[]; };
 layout(std430, binding = 3) writeonly buffer Y { T y[]; };

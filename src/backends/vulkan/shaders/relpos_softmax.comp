@@ -9,7 +9,7 @@
 // query's row of them. Score rows are [windows * heads, chunk_rows] of the
 // queries q0 .. q0 + chunk_rows - 1 (attention runs in chunks of query rows).
 // A row of at most KESTREL_ROW_CACHE * 256 scores (a 64x64 grid) is read
-// once (rows.glsl); a longer one once per pass.
+// once (softmax_row.glsl); a longer one once per pass.
 #include "common.glsl"
 #include "rows.glsl"
 layout(std430, binding = 0) buffer S { T s[]; };
@@ -22,50 +22,19 @@ layout(push_constant) uniform Push {
 } pc;
 
 uint base, hb, wb;  // ph's entry for key row ki is hb - ki; pw's for key column kj, wb - kj
-float biased(uint j) { return LD(s[base + j]) + LD(ph[hb - j / pc.cols]) + LD(pw[wb - j % pc.cols]); }
+float score(uint j) { return LD(s[base + j]) + LD(ph[hb - j / pc.cols]) + LD(pw[wb - j % pc.cols]); }
+// Each thread writes only the elements it reads, after its last read of them.
+void put(uint j, float e, float m, float sum) { s[base + j] = ST(exp(e - m) / sum); }
+#include "softmax_row.glsl"
 
 void main() {
   uint row = pc.row_base + kestrel_row();
   if (row >= pc.row_end) return;  // uniform over the workgroup
-  uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
   uint n = pc.rows * pc.cols;
   uint query = pc.q0 + row % pc.chunk_rows;
   uint rel_row = (row / pc.chunk_rows) * n + query;
   base = row * n;
   hb = rel_row * (2 * pc.rows - 1) + query / pc.cols + pc.rows - 1;
   wb = rel_row * (2 * pc.cols - 1) + query % pc.cols + pc.cols - 1;
-  const bool cached = n <= KESTREL_ROW_CACHE * wg;
-  float v[KESTREL_ROW_CACHE];
-  float m = KESTREL_NEG_INF;
-  if (cached) {
-    [[unroll]] for (uint c = 0; c < KESTREL_ROW_CACHE; ++c) {
-      uint j = t + c * wg;
-      v[c] = j < n ? biased(j) : KESTREL_NEG_INF;
-      m = max(m, v[c]);
-    }
-  } else {
-    for (uint j = t; j < n; j += wg) {
-      float e = biased(j);
-      s[base + j] = ST(e);
-      m = max(m, e);
-    }
-  }
-  m = kestrel_wg_max(m);
-  float sum = 0.0;
-  if (cached) {
-    [[unroll]] for (uint c = 0; c < KESTREL_ROW_CACHE; ++c)
-      if (t + c * wg < n) sum += exp(v[c] - m);
-  } else {
-    for (uint j = t; j < n; j += wg) sum += exp(LD(s[base + j]) - m);
-  }
-  sum = kestrel_wg_sum(sum);
-  float inv = 1.0 / sum;
-  if (cached) {
-    [[unroll]] for (uint c = 0; c < KESTREL_ROW_CACHE; ++c) {
-      uint j = t + c * wg;
-      if (j < n) s[base + j] = ST(exp(v[c] - m) * inv);
-    }
-  } else {
-    for (uint j = t; j < n; j += wg) s[base + j] = ST(exp(LD(s[base + j]) - m) * inv);
-  }
+  softmax_row(n, true);  // every key is seen: the maximum is finite
 }
