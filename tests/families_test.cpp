@@ -20,6 +20,7 @@
 #include "core/compare.h"
 #include "runtime/session.h"
 #include "runtime/config.h"
+#include "scoped_env.h"
 
 using namespace kestrel;
 using kestrel::test::node_named;
@@ -270,7 +271,7 @@ TEST(Families, RopeEncoderComputesInFloat16WithAFloat32Stream) {
 TEST(Families, AttentionInQueryChunksMatchesOnnxRuntime) {
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  setenv("KESTREL_ATTENTION_CHUNK", "4", 1);
+  test::ScopedEnv chunk("KESTREL_ATTENTION_CHUNK", "4");
   for (const Fixture& f : fixtures()) {
     const std::string m = f.model;
     if (m != "clip" && m != "sam" && m != "modernbert" && m != "modernbert_stack") continue;
@@ -279,7 +280,6 @@ TEST(Families, AttentionInQueryChunksMatchesOnnxRuntime) {
       if (m == "clip" || m == "sam") expect_faithful(f, exp, "vulkan", "fp16");
     }
   }
-  unsetenv("KESTREL_ATTENTION_CHUNK");
 }
 
 // ---------------------------------------------------------------- near misses
@@ -383,9 +383,10 @@ TEST(Families, OffSwitchKeepsThePerOpPath) {
   SessionOptions off;
   off.families = false;
   EXPECT_TRUE(claims_of(g, runtime::Config::of(off).claims).claims.empty());
-  setenv("KESTREL_FAMILIES", "off", 1);
-  const families::ClaimOptions from_env = runtime::Config::of({}).claims;
-  unsetenv("KESTREL_FAMILIES");
+  const families::ClaimOptions from_env = [] {
+    test::ScopedEnv env("KESTREL_FAMILIES", "off");
+    return runtime::Config::of({}).claims;
+  }();
   EXPECT_TRUE(claims_of(g, from_env).claims.empty());
 }
 
@@ -431,9 +432,10 @@ TEST(Families, AnUnreadableHeadCountNamesTheVariableThatGivesIt) {
   EXPECT_TRUE(r.claims.empty());
   ASSERT_FALSE(r.unclaimed.empty());
   EXPECT_NE(r.unclaimed[0].why.find("KESTREL_ENCODER_HEADS"), std::string::npos) << r.unclaimed[0].text();
-  setenv("KESTREL_ENCODER_HEADS", "4", 1);
-  const families::ClaimOptions given = runtime::Config::of({}).claims;
-  unsetenv("KESTREL_ENCODER_HEADS");
+  const families::ClaimOptions given = [] {
+    test::ScopedEnv env("KESTREL_ENCODER_HEADS", "4");
+    return runtime::Config::of({}).claims;
+  }();
   r = families::claim_families(g, given);
   ASSERT_EQ(r.claims.size(), 1u);
   EXPECT_EQ(r.claims[0].heads, 4);

@@ -21,6 +21,7 @@
 #include "backends/vulkan/pipeline_cache_file.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
+#include "scoped_env.h"
 #include "vulkan_tests_switch.h"
 #include "runtime/config.h"
 
@@ -214,22 +215,6 @@ TEST(PipelineCacheFile, UnwritableFolderIsNotAnError) {
 
 namespace {
 
-// Points XDG_CACHE_HOME at `dir` while alive (the cache folder is read when a
-// Vulkan device is opened).
-struct CacheHome {
-  std::string old;
-  bool had;
-  explicit CacheHome(const fs::path& dir) {
-    const char* o = std::getenv("XDG_CACHE_HOME");
-    had = o != nullptr;
-    if (had) old = o;
-    setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  }
-  ~CacheHome() {
-    if (had) setenv("XDG_CACHE_HOME", old.c_str(), 1);
-    else unsetenv("XDG_CACHE_HOME");
-  }
-};
 
 // x[1,256] -> Relu -> Neg -> y on the Vulkan backend; y checked.
 void load_and_run_on_vulkan() {
@@ -258,7 +243,8 @@ void load_and_run_on_vulkan() {
 TEST(PipelineCacheFile, VulkanSessionRunsWithEachBadCacheInPlace) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   TempDir home("vulkan");
-  CacheHome env(home.path);
+  // The cache folder is read when a Vulkan device is opened.
+  kestrel::test::ScopedEnv env("XDG_CACHE_HOME", home.path.c_str());
   // Where this device's cache lives under the temporary cache home.
   std::string path = Context::open(runtime::Config::of({}).vulkan.device)->pipeline_cache_path();
   ASSERT_EQ(path.rfind(home.path.string(), 0), 0u) << path;

@@ -8,9 +8,15 @@ namespace kestrel::test {
 
 class ScopedEnv {
  public:
+  // `value` null: the variable is unset for the scope.
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) had_ = true, old_ = old;
-    setenv(name, value, 1);
+    set(value);
+  }
+  // Sets it again within the scope (null: unsets it).
+  void set(const char* value) {
+    if (value) setenv(name_, value, 1);
+    else unsetenv(name_);
   }
   ~ScopedEnv() {
     if (had_) setenv(name_, old_.c_str(), 1);

@@ -21,6 +21,7 @@
 #include "onnx_builders.h"
 #include "runtime/session.h"
 #include "vulkan_test_models.h"
+#include "scoped_env.h"
 #include "vulkan_tests_switch.h"
 #include "runtime/config.h"
 
@@ -119,16 +120,12 @@ TEST(VulkanBackend, PipelineCacheIsWrittenUnderXdgCacheHome) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   std::string dir = std::filesystem::temp_directory_path() / ("kestrel_cache_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  const char* old = std::getenv("XDG_CACHE_HOME");
-  std::string saved = old ? old : "";
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
   std::string path;
   {
+    kestrel::test::ScopedEnv env("XDG_CACHE_HOME", dir.c_str());
     auto s = vulkan_session(chain_model(10000));
     s->run({{"x", ramp(10000)}});
   }  // the cache is saved when the device closes
-  if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else unsetenv("XDG_CACHE_HOME");
   size_t files = 0;
   for (auto& e : std::filesystem::directory_iterator(dir + "/kestrel")) {
     EXPECT_THAT(e.path().filename().string(), ::testing::StartsWith("vk-"));

@@ -12,25 +12,13 @@
 #include "core/error.h"
 #include "runtime/config.h"
 #include "cli_helpers.h"
+#include "scoped_env.h"
 #include "vulkan_tests_switch.h"
 
 using kestrel::test::vulkan_tests_off;
 
 using namespace kestrel;
 
-namespace {
-struct EnvGuard {  // restores KESTREL_VK_DEVICE after a test changes it
-  std::string saved;
-  bool had = false;
-  EnvGuard() {
-    if (const char* e = std::getenv("KESTREL_VK_DEVICE")) had = true, saved = e;
-  }
-  ~EnvGuard() {
-    if (had) setenv("KESTREL_VK_DEVICE", saved.c_str(), 1);
-    else unsetenv("KESTREL_VK_DEVICE");
-  }
-};
-}  // namespace
 
 TEST(VulkanDevice, FindsAtLeastOneDeviceWithComputeLimits) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
@@ -47,7 +35,7 @@ TEST(VulkanDevice, FindsAtLeastOneDeviceWithComputeLimits) {
 
 TEST(VulkanDevice, PicksByIndexNameOrScoreAndNamesDevicesOnAMiss) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  EnvGuard guard;
+  test::ScopedEnv env("KESTREL_VK_DEVICE", nullptr);  // restored after the test
   auto devices = vulkan::enumerate_devices();
   ASSERT_FALSE(devices.empty());
   // The selector a session's configuration carries: its option, else KESTREL_VK_DEVICE.
@@ -56,15 +44,14 @@ TEST(VulkanDevice, PicksByIndexNameOrScoreAndNamesDevicesOnAMiss) {
     o.vulkan_device = option;
     return vulkan::pick_device(devices, runtime::Config::of(o).vulkan.device.device);
   };
-  unsetenv("KESTREL_VK_DEVICE");
   size_t best = pick();
   for (const auto& d : devices) EXPECT_LE(d.score, devices[best].score);
   const auto& last = devices.back();
-  setenv("KESTREL_VK_DEVICE", std::to_string(last.index).c_str(), 1);
+  env.set(std::to_string(last.index).c_str());
   EXPECT_EQ(pick(), devices.size() - 1);
-  setenv("KESTREL_VK_DEVICE", last.name.substr(0, 4).c_str(), 1);  // a name prefix, any case
+  env.set(last.name.substr(0, 4).c_str());  // a name prefix, any case
   EXPECT_EQ(devices[pick()].name.substr(0, 4), last.name.substr(0, 4));
-  setenv("KESTREL_VK_DEVICE", "no-such-device", 1);
+  env.set("no-such-device");
   EXPECT_EQ(pick(std::to_string(last.index)), devices.size() - 1);  // the option wins over the variable
   try {
     pick();
