@@ -2,6 +2,7 @@
 // real model, and every misuse answered with NULL / nonzero and a message
 // that names what was wrong.
 #include <gtest/gtest.h>
+#include <link.h>
 
 #include <cstddef>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "api/kestrel.h"
+#include "cli_helpers.h"
 #include "real_models.h"
 #include "runtime/session.h"
 
@@ -95,6 +97,26 @@ TEST(CApi, SameOutputsAsTheSessionOnVulkan) {
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   expect_same_outputs("vulkan");
+}
+
+// The version CMake was configured with (project(... VERSION)), from the
+// library, from the CLI, and in the SONAME the test binary loaded the
+// library by.
+int find_kestrel(dl_phdr_info* info, size_t, void* out) {
+  const std::string name = info->dlpi_name ? info->dlpi_name : "";
+  if (name.find("libkestrel.so") != std::string::npos) *static_cast<std::string*>(out) = name;
+  return 0;
+}
+TEST(CApi, VersionIsTheProjectsInTheLibraryTheCliAndTheSoname) {
+  EXPECT_STREQ(kestrel_version(), KESTREL_PROJECT_VERSION);
+  test::CliResult r = test::run_kestrel("--version");
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.out;
+  EXPECT_EQ(r.out, "kestrel " KESTREL_PROJECT_VERSION "\n");
+  std::string loaded;
+  dl_iterate_phdr(find_kestrel, &loaded);
+  const std::string soname = "libkestrel.so." KESTREL_PROJECT_VERSION_MAJOR;
+  ASSERT_GE(loaded.size(), soname.size()) << "libkestrel not among the loaded objects: '" << loaded << "'";
+  EXPECT_EQ(loaded.substr(loaded.size() - soname.size()), soname) << loaded;
 }
 
 TEST(CApi, MissingFileFailsWithItsPath) {

@@ -91,6 +91,8 @@ extern "C" {
 
 const char* kestrel_last_error(void) { return last_error.c_str(); }
 
+const char* kestrel_version(void) { return KESTREL_VERSION; }
+
 int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
   return guarded<>(int64_t(-1), [&] {
     if (!t) kestrel::fail("kestrel_tensor_nbytes: tensor is NULL");

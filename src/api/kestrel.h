@@ -68,6 +68,9 @@ typedef struct kestrel_outputs kestrel_outputs;
 /* The reason the latest failing call on this thread failed ("" if none). */
 const char* kestrel_last_error(void);
 
+/* The library's version, "MAJOR.MINOR.PATCH" (a static string). */
+const char* kestrel_version(void);
+
 /* Loads a model (options may be NULL: defaults). NULL on failure. */
 kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options);
 /* Limits a session keeps. Zero it, set struct_size = sizeof(kestrel_limits),

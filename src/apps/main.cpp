@@ -3,6 +3,7 @@
 #include <cstring>
 #include <exception>
 
+#include "api/kestrel.h"
 #include "apps/cli.h"
 
 namespace {
@@ -17,6 +18,7 @@ const char* kUsage =
     "  parity MODEL [--input NAME=FILE.npy]... [--threads N] [--dim SYM=N]...\n"
     "  remove-bg ISNET_MODEL PHOTO OUT.png [--threads N]\n"
     "  probe  (JSON: CPU features and Vulkan devices)\n"
+    "  --version  (the library's version)\n"
     "environment: KESTREL_VK_DEVICE=index|name  KESTREL_PRECISION=fp32|fp16  KESTREL_TRACE=1|2 (per-op timing)\n"
     "  (the README lists every variable Kestrel reads)\n";
 }
@@ -25,6 +27,10 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("kestrel %s\n", kestrel_version());
+    return 0;
   }
   const char* cmd = argv[1];
   try {
