@@ -16,9 +16,20 @@
 namespace kestrel::onnx_io {
 namespace {
 
+// The element types ONNX added after bfloat16 (TensorProto.DataType 17 on,
+// IR versions 9 to 12), which Kestrel does not hold.
+const char* newer_element_type(int32_t t) {
+  static const char* const names[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
+                                      "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
+  const int32_t i = t - 17;
+  return i >= 0 && i < int32_t(std::size(names)) ? names[i] : "unknown to Kestrel";
+}
+
 void read_type(const onnx::TypeProto& tp, ir::Value& v) {
   if (!tp.has_tensor_type()) return;
   const auto& tt = tp.tensor_type();
+  KESTREL_CHECK(tt.elem_type() <= int32_t(DType::BFloat16), "value '", v.name, "' has ONNX element type ",
+                tt.elem_type(), " (", newer_element_type(tt.elem_type()), "), which Kestrel does not support");
   v.dtype = static_cast<DType>(tt.elem_type());
   if (!tt.has_shape()) return;
   std::vector<ir::Dim> dims;
@@ -180,8 +191,8 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   Model m;
   m.ir_version = mp.ir_version();
   m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
-  KESTREL_CHECK(m.ir_version >= 3 && m.ir_version <= kMaxIrVersion, "ONNX IR version ", m.ir_version,
-                " is not supported (Kestrel reads 3 to ", kMaxIrVersion, ")");
+  KESTREL_CHECK(m.ir_version >= kMinIrVersion, "ONNX IR version ", m.ir_version, " is not supported (Kestrel reads ",
+                kMinIrVersion, " and later)");
   for (const auto& os : mp.opset_import()) {
     KESTREL_CHECK(os.version() >= 0 && os.version() <= std::numeric_limits<int>::max(), "opset_import of domain '",
                   os.domain(), "' has an invalid version ", os.version());

@@ -15,7 +15,9 @@ class NodeProto;
 
 namespace kestrel::onnx_io {
 
-constexpr int64_t kMaxIrVersion = 10;
+// IR versions from 3 on are read: later ones mostly add element types, and a
+// model is refused only where it uses one (read_type names the value).
+constexpr int64_t kMinIrVersion = 3;
 constexpr int kMinOpset = 7;
 constexpr int kMaxOpset = 21;
 
