@@ -12,6 +12,7 @@
 
 #include "api/kestrel.h"
 #include "cli_helpers.h"
+#include "onnx_builders.h"
 #include "real_models.h"
 #include "runtime/session.h"
 
@@ -117,6 +118,52 @@ TEST(CApi, VersionIsTheProjectsInTheLibraryTheCliAndTheSoname) {
   const std::string soname = "libkestrel.so." KESTREL_PROJECT_VERSION_MAJOR;
   ASSERT_GE(loaded.size(), soname.size()) << "libkestrel not among the loaded objects: '" << loaded << "'";
   EXPECT_EQ(loaded.substr(loaded.size() - soname.size()), soname) << loaded;
+}
+
+// Inputs and outputs with their declared element types and shapes: a fixed,
+// a symbolic and an unnamed dim, and an output whose shape the model leaves
+// to inference; misuse is refused with the call's name.
+TEST(CApi, ValueInfoGivesTypesAndShapesWithSymbolicNames) {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  test::add_input(g, "x", {"batch", 3});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim();  // unnamed
+  test::add_node(g, "Cast", {"x"}, {"y"}, "cast")->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(7);  // int64
+    return a;
+  }());
+  test::add_output(g, "y");
+  test::ModelFile file(m, "value_info");
+  kestrel_options o = {"cpu", nullptr, 1};
+  kestrel_session* s = kestrel_session_load(file.path.c_str(), &o);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  kestrel_value_info x;
+  ASSERT_EQ(kestrel_session_input_info(s, 0, &x), 0) << kestrel_last_error();
+  EXPECT_STREQ(x.name, "x");
+  EXPECT_EQ(x.dtype, KESTREL_FLOAT32);
+  ASSERT_EQ(x.rank, 3);
+  EXPECT_EQ(x.dims[0], -1);
+  EXPECT_STREQ(x.dim_names[0], "batch");
+  EXPECT_EQ(x.dims[1], 3);
+  EXPECT_STREQ(x.dim_names[1], "");
+  EXPECT_EQ(x.dims[2], -1);
+  EXPECT_STREQ(x.dim_names[2], "");
+  kestrel_value_info y;
+  ASSERT_EQ(kestrel_session_output_info(s, 0, &y), 0) << kestrel_last_error();
+  EXPECT_STREQ(y.name, "y");
+  EXPECT_EQ(y.dtype, KESTREL_INT64);  // inferred from the Cast
+  ASSERT_EQ(y.rank, 3);
+  EXPECT_STREQ(y.dim_names[0], "batch");
+  EXPECT_NE(kestrel_session_input_info(s, 1, &x), 0);
+  EXPECT_NE(std::string(kestrel_last_error()).find("kestrel_session_input_info: index 1 is not 0 to 0"),
+            std::string::npos) << kestrel_last_error();
+  EXPECT_NE(kestrel_session_output_info(s, 0, nullptr), 0);
+  EXPECT_NE(std::string(kestrel_last_error()).find("info is NULL"), std::string::npos) << kestrel_last_error();
+  EXPECT_NE(kestrel_session_input_info(nullptr, 0, &x), 0);
+  kestrel_session_free(s);
 }
 
 TEST(CApi, MissingFileFailsWithItsPath) {

@@ -12,8 +12,16 @@
 
 #include "runtime/session.h"
 
+// The C view of one input's or output's declared type and shape (kestrel_value_info
+// points into it), made once when the session loads.
+struct CValueInfo {
+  std::vector<int64_t> dims;
+  std::vector<const char*> dim_names;  // into the session's TensorInfo
+};
+
 struct kestrel_session {
   std::unique_ptr<kestrel::Session> session;
+  std::vector<CValueInfo> inputs, outputs;
 };
 
 struct kestrel_outputs {
@@ -101,6 +109,38 @@ int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
 }
 
 namespace {
+std::vector<CValueInfo> c_value_infos(const std::vector<kestrel::TensorInfo>& infos) {
+  static const char* const kUnnamed = "";
+  std::vector<CValueInfo> out(infos.size());
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (!infos[i].shape) continue;
+    for (const kestrel::ir::Dim& d : *infos[i].shape) {
+      out[i].dims.push_back(d.known() ? d.value : -1);
+      out[i].dim_names.push_back(d.known() || d.symbol.empty() ? kUnnamed : d.symbol.c_str());
+    }
+  }
+  return out;
+}
+
+int32_t value_info(const kestrel_session* s, int32_t i, kestrel_value_info* info, bool input) {
+  return guarded<>(int32_t(1), [&] {
+    const char* call = input ? "kestrel_session_input_info" : "kestrel_session_output_info";
+    if (!s) kestrel::fail(call, ": session is NULL");
+    if (!info) kestrel::fail(call, ": info is NULL");
+    const auto& infos = input ? s->session->inputs() : s->session->outputs();
+    if (i < 0 || size_t(i) >= infos.size())
+      kestrel::fail(call, ": index ", i, " is not 0 to ", int64_t(infos.size()) - 1);
+    const kestrel::TensorInfo& t = infos[size_t(i)];
+    const CValueInfo& c = (input ? s->inputs : s->outputs)[size_t(i)];
+    info->name = t.name.c_str();
+    info->dtype = int32_t(t.dtype);
+    info->rank = t.shape ? int32_t(t.shape->size()) : -1;
+    info->dims = c.dims.data();
+    info->dim_names = c.dim_names.data();
+    return int32_t(0);
+  });
+}
+
 // `limits` null: the SessionOptions defaults.
 kestrel_session* load_session(const char* path, const kestrel_options* options, const kestrel_limits* limits) {
   return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
@@ -129,6 +169,8 @@ kestrel_session* load_session(const char* path, const kestrel_options* options, 
     }
     auto s = std::make_unique<kestrel_session>();
     s->session = kestrel::Session::load(path, o);
+    s->inputs = c_value_infos(s->session->inputs());
+    s->outputs = c_value_infos(s->session->outputs());
     return s.release();
   });
 }
@@ -152,6 +194,14 @@ int32_t kestrel_session_input_count(const kestrel_session* s) {
 const char* kestrel_session_input_name(const kestrel_session* s, int32_t i) {
   if (!s || i < 0 || size_t(i) >= s->session->inputs().size()) return nullptr;
   return s->session->inputs()[size_t(i)].name.c_str();
+}
+
+int32_t kestrel_session_input_info(const kestrel_session* s, int32_t i, kestrel_value_info* info) {
+  return value_info(s, i, info, true);
+}
+
+int32_t kestrel_session_output_info(const kestrel_session* s, int32_t i, kestrel_value_info* info) {
+  return value_info(s, i, info, false);
 }
 
 int32_t kestrel_session_output_count(const kestrel_session* s) {

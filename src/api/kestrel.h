@@ -101,6 +101,25 @@ int32_t kestrel_session_input_count(const kestrel_session* session);
 const char* kestrel_session_input_name(const kestrel_session* session, int32_t index);
 int32_t kestrel_session_output_count(const kestrel_session* session);
 const char* kestrel_session_output_name(const kestrel_session* session, int32_t index);
+/* A model input's or output's declared element type and shape, as the model
+ * gives them (ONNX Runtime's GetInputTypeInfo): dtype is a KESTREL_* type, 0
+ * where the model declares none; rank is -1 where it declares no shape. dims[i]
+ * is dim i's size, or -1 where the model leaves it open, and dim_names[i] then
+ * its symbolic name ("batch"), "" for an unnamed one (dim_names[i] is "" too
+ * for a fixed dim). Every pointer lives as long as the session. */
+typedef struct kestrel_value_info {
+  const char* name;
+  int32_t dtype;
+  int32_t rank;
+  const int64_t* dims;
+  const char* const* dim_names;
+} kestrel_value_info;
+
+/* Fills *info for input / output `index`. Nonzero on a bad session, index or
+ * NULL info (the reason is in kestrel_last_error()). */
+int32_t kestrel_session_input_info(const kestrel_session* session, int32_t index, kestrel_value_info* info);
+int32_t kestrel_session_output_info(const kestrel_session* session, int32_t index, kestrel_value_info* info);
+
 /* "vulkan on <device>: ..." or "cpu": where the session runs. */
 const char* kestrel_session_backend(const kestrel_session* session);
 
