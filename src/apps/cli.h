@@ -16,6 +16,8 @@ struct Args {
   bool has(const std::string& s) const;
   std::string get(const std::string& flag, const std::string& def) const;
   int get_int(const std::string& flag, int def) const;
+  // A finite number (def when the flag is absent); anything else fails naming the flag.
+  double get_double(const std::string& flag, double def) const;
 };
 // `value_flags` take a value; any other --flag is a switch. Unknown flags fail.
 Args parse_args(int argc, char** argv, const std::vector<std::string>& value_flags,

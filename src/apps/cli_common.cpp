@@ -35,6 +35,18 @@ int Args::get_int(const std::string& flag, int def) const {
   fail(flag, " expects a whole number, got '", v, "'");
 }
 
+double Args::get_double(const std::string& flag, double def) const {
+  std::string v = get(flag, "");
+  if (v.empty()) return def;
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used == v.size() && std::isfinite(d)) return d;
+  } catch (const std::exception&) {
+  }
+  fail(flag, " expects a number, got '", v, "'");
+}
+
 Args parse_args(int argc, char** argv, const std::vector<std::string>& value_flags,
                 const std::vector<std::string>& switch_flags) {
   Args a;

@@ -1,5 +1,7 @@
 // kestrel parity: runs a model on Kestrel and on ONNX Runtime (CPU) with the
-// same inputs and reports how closely every output agrees.
+// same inputs and reports how closely every output agrees. The exit status is
+// 1 when the outputs differ in count or shape, or pass the bounds given
+// (--tol on max_rel, --min-cosine), so scripts and CI can gate on it.
 #include <cstdio>
 
 #include "apps/cli.h"
@@ -9,8 +11,13 @@
 namespace kestrel::cli {
 
 int cmd_parity(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--seed"}, {});
+  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--seed",
+                                   "--tol", "--min-cosine"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "parity expects one MODEL argument");
+  const double tol = a.get_double("--tol", -1), min_cosine = a.get_double("--min-cosine", -2);
+  KESTREL_CHECK(!a.has("--tol") || tol >= 0, "--tol expects a bound on max_rel of 0 or more, got ", tol);
+  KESTREL_CHECK(!a.has("--min-cosine") || (min_cosine >= -1 && min_cosine <= 1),
+                "--min-cosine expects a cosine from -1 to 1, got ", min_cosine);
   const std::string& path = a.positional[0];
   auto s = Session::load(path, session_options(a));
   auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
@@ -36,6 +43,15 @@ int cmd_parity(int argc, char** argv) {
     std::string note = k.dtype() == o.dtype() ? "" : std::string("  (ONNX Runtime gives ") + dtype_name(o.dtype()) + ")";
     std::printf("%s %s  cosine %.9f  max_abs %.3g  max_rel %.3g%s\n", dtype_name(k.dtype()), shape_str(k.shape()).c_str(),
                 g.cosine, g.max_abs, g.max_rel, note.c_str());
+    // NaN fails both bounds (the comparisons are written so that it does).
+    if (a.has("--tol") && !(g.max_rel <= tol)) {
+      std::printf("  FAIL: max_rel %.3g is over --tol %.3g\n", g.max_rel, tol);
+      ok = false;
+    }
+    if (a.has("--min-cosine") && !(g.cosine >= min_cosine)) {
+      std::printf("  FAIL: cosine %.9f is under --min-cosine %.9f\n", g.cosine, min_cosine);
+      ok = false;
+    }
   }
   return ok ? 0 : 1;
 }
