@@ -198,7 +198,16 @@ TEST(VulkanPartition, BenchProfileTimesEveryNodeInRunOrder) {
   const ModelFile file(chain_model(10000), "profile");
   const auto [status, out] = run_kestrel("bench " + file.path + " --backend vulkan --runs 2 --json --profile");
   ASSERT_EQ(status, 0) << out;
-  const nlohmann::json profile = nlohmann::json::parse(out)["profile"];
+  const nlohmann::json report = nlohmann::json::parse(out);
+  // The run times' statistics, ordered as they must be, and the load time.
+  for (const char* k : {"load_ms", "min_ms", "median_ms", "mean_ms", "p90_ms", "p99_ms", "max_ms", "runs_per_s"})
+    EXPECT_GT(report[k].get<double>(), 0.0) << k << ": " << out;
+  EXPECT_LE(report["min_ms"].get<double>(), report["median_ms"].get<double>());
+  EXPECT_LE(report["median_ms"].get<double>(), report["p90_ms"].get<double>());
+  EXPECT_LE(report["p90_ms"].get<double>(), report["p99_ms"].get<double>());
+  EXPECT_LE(report["p99_ms"].get<double>(), report["max_ms"].get<double>());
+  EXPECT_NEAR(report["runs_per_s"].get<double>(), 1000.0 / report["mean_ms"].get<double>(), 1e-6 * 1000.0);
+  const nlohmann::json profile = report["profile"];
   std::vector<std::string> order;
   double nodes_ms = 0, ops_ms = 0;
   for (const auto& n : profile["nodes"]) {

@@ -1,5 +1,6 @@
 // kestrel run / kestrel bench
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <map>
 #include <cstdio>
@@ -143,7 +144,9 @@ int cmd_bench(int argc, char** argv) {
   int runs = a.get_int("--runs", 20), warmup = a.get_int("--warmup", 3);
   KESTREL_CHECK(runs >= 1 && warmup >= 0, "--runs must be at least 1 and --warmup at least 0");
   const std::string& path = a.positional[0];
+  const auto load_start = std::chrono::steady_clock::now();
   auto s = Session::load(path, session_options(a));
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   auto inputs = make_inputs(*s, a);
   std::vector<double> ms;
   Profile profile;
@@ -163,6 +166,11 @@ int cmd_bench(int argc, char** argv) {
   }
   std::sort(ms.begin(), ms.end());
   double med = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  double mean = 0;
+  for (double m : ms) mean += m / double(ms.size());
+  // Nearest rank: the smallest time at least q of the runs took no longer than.
+  auto percentile = [&](double q) { return ms[size_t(std::max(1.0, std::ceil(q * double(ms.size())))) - 1]; };
+  const double p90 = percentile(0.9), p99 = percentile(0.99), per_s = mean > 0 ? 1000.0 / mean : 0;
   // Memory: tensor bytes in use at once at most (weights included), the
   // process's resident high-water mark, and the Vulkan memory the session
   // holds (weights, tensors and staging; host memory too on lavapipe).
@@ -178,9 +186,14 @@ int cmd_bench(int argc, char** argv) {
                  {"backend", s->backend_name()},
                  {"threads", s->threads()},
                  {"runs", runs},
+                 {"load_ms", load_ms},
                  {"min_ms", ms.front()},
                  {"median_ms", med},
+                 {"mean_ms", mean},
+                 {"p90_ms", p90},
+                 {"p99_ms", p99},
                  {"max_ms", ms.back()},
+                 {"runs_per_s", per_s},
                  {"peak_host_bytes", peak_host},
                  {"peak_rss_bytes", peak_rss},
                  {"peak_device_bytes", peak_device},
@@ -196,6 +209,8 @@ int cmd_bench(int argc, char** argv) {
   } else {
     std::printf("%s: backend %s, %d threads, %d runs: min %.3f ms, median %.3f ms, max %.3f ms\n", path.c_str(),
                 s->backend_name().c_str(), s->threads(), runs, ms.front(), med, ms.back());
+    std::printf("mean %.3f ms, p90 %.3f ms, p99 %.3f ms, %.1f runs/s; loaded in %.1f ms\n", mean, p90, p99, per_s,
+                load_ms);
     if (s->placement()) std::printf("last run: %s\n", s->placement_summary().c_str());
     std::printf("memory: peak tensor bytes %.1f MiB, peak resident %.1f MiB, device %.1f MiB\n", peak_host / 1048576.0,
                 peak_rss / 1048576.0, peak_device / 1048576.0);
