@@ -479,6 +479,42 @@ TEST(HostileDims, MalformedDimsAreNamed) {
   EXPECT_THAT(out, HasSubstr("[3,4]"));
 }
 
+// --shape NAME=D0,D1,...: the only way to size an unnamed dim; a dim left
+// unset becomes 1 with a note saying so; a shape against the declared one,
+// an unknown input and a bad size are refused by name.
+TEST(HostileDims, ShapeSetsUnnamedDimsAndUnsetDimsAreSaid) {
+  auto m = make_model();
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {"N", 1, 4});
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->clear_dim_value();
+  add_node(g, "Identity", {"x"}, {"y"}, "id");
+  add_output(g, "y");
+  const ModelFile file(m, "hostile_shape");
+  auto run = [&](const std::string& flags) {
+    const auto [status, out] = run_kestrel("run " + file.path + " --backend cpu " + flags + " 2>&1");
+    return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out);
+  };
+  auto [rc, out] = run("");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("[1,1,4]"));
+  EXPECT_THAT(out, HasSubstr("input 'x' dim 0 ('N') set to 1; --dim N=N or --shape sets it"));
+  EXPECT_THAT(out, HasSubstr("input 'x' dim 1 (unnamed) set to 1; --shape x=... sets it"));
+  std::tie(rc, out) = run("--shape x=2,5,4");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("[2,5,4]"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("set to 1")));
+  for (const auto& [flags, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--shape x=2,5,3", "--shape x: dim 2 is 3, but the input is"},
+           {"--shape x=2,5", "--shape x: rank 2, but the input is"},
+           {"--shape z=1", "the model has no input 'z'"},
+           {"--shape x=2,a,4", "--shape expects NAME=D0,D1,... with each size a whole number 0 or more, got 'x=2,a,4'"},
+           {"--shape 2,5,4", "--shape expects NAME=D0,D1,..., got '2,5,4'"}}) {
+    std::tie(rc, out) = run(flags);
+    EXPECT_EQ(rc, 1) << flags << ": " << out;
+    EXPECT_THAT(out, HasSubstr(says)) << flags;
+  }
+}
+
 // ---- The C API's tensor intake ----
 
 namespace {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <sstream>
 
@@ -97,13 +98,14 @@ SessionOptions session_options(const Args& a) {
 
 namespace {
 // N of --dim SYMBOL=N: a whole number from 0 to int64's largest, nothing else.
-int64_t parse_dim(const std::string& v, const std::string& flag_value) {
+int64_t parse_dim(const std::string& v, const char* flag, const std::string& flag_value) {
   bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
   int64_t n = 0;
   for (size_t i = 0; digits && i < v.size(); ++i)
-    KESTREL_CHECK(mul_fits(n, 10, n) && add_fits(n, v[i] - '0', n), "--dim '", flag_value, "': ", v,
+    KESTREL_CHECK(mul_fits(n, 10, n) && add_fits(n, v[i] - '0', n), flag, " '", flag_value, "': ", v,
                   " is larger than int64 holds");
-  KESTREL_CHECK(digits, "--dim expects SYMBOL=N with N a whole number 0 or more, got '", flag_value, "'");
+  KESTREL_CHECK(digits, flag, std::strcmp(flag, "--dim") ? " expects NAME=D0,D1,..." : " expects SYMBOL=N",
+                " with each size a whole number 0 or more, got '", flag_value, "'");
   return n;
 }
 
@@ -146,17 +148,48 @@ std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsig
   for (auto [it, end] = a.flags.equal_range("--dim"); it != end; ++it) {
     auto eq = it->second.find('=');
     KESTREL_CHECK(eq != std::string::npos, "--dim expects SYMBOL=N, got '", it->second, "'");
-    dims[it->second.substr(0, eq)] = parse_dim(it->second.substr(eq + 1), it->second);
+    dims[it->second.substr(0, eq)] = parse_dim(it->second.substr(eq + 1), "--dim", it->second);
+  }
+  // --shape NAME=D0,D1,...: a whole shape, for unnamed dims and for inputs of unknown rank.
+  std::map<std::string, Shape> shapes;
+  for (auto [it, end] = a.flags.equal_range("--shape"); it != end; ++it) {
+    auto eq = it->second.find('=');
+    KESTREL_CHECK(eq != std::string::npos && eq > 0, "--shape expects NAME=D0,D1,..., got '", it->second, "'");
+    const std::string name = it->second.substr(0, eq);
+    KESTREL_CHECK(std::any_of(s.inputs().begin(), s.inputs().end(), [&](const TensorInfo& t) { return t.name == name; }),
+                  "--shape '", it->second, "': the model has no input '", name, "'");
+    Shape& shape = shapes[name];
+    std::stringstream list(it->second.substr(eq + 1));
+    for (std::string d; std::getline(list, d, ',');) shape.push_back(parse_dim(d, "--shape", it->second));
   }
   std::mt19937 rng(seed);
   for (const auto& info : s.inputs()) {
     if (in.count(info.name)) continue;
-    KESTREL_CHECK(info.shape, "input '", info.name, "' has no known rank: give it with --input");
     Shape shape;
-    for (const auto& d : *info.shape) {
-      if (d.known()) shape.push_back(d.value);
-      else if (dims.count(d.symbol)) shape.push_back(dims[d.symbol]);
-      else shape.push_back(1);
+    if (auto given = shapes.find(info.name); given != shapes.end()) {
+      shape = given->second;
+      if (info.shape) {
+        KESTREL_CHECK(shape.size() == info.shape->size(), "--shape ", info.name, ": rank ", shape.size(), ", but the input is ",
+                      info.shape_str());
+        for (size_t k = 0; k < shape.size(); ++k)
+          KESTREL_CHECK(!(*info.shape)[k].known() || (*info.shape)[k].value == shape[k], "--shape ", info.name,
+                        ": dim ", k, " is ", shape[k], ", but the input is ", info.shape_str());
+      }
+    } else {
+      KESTREL_CHECK(info.shape, "input '", info.name, "' has no known rank: give it with --input or --shape");
+      for (size_t k = 0; k < info.shape->size(); ++k) {
+        const ir::Dim& d = (*info.shape)[k];
+        if (d.known()) shape.push_back(d.value);
+        else if (!d.symbol.empty() && dims.count(d.symbol)) shape.push_back(dims[d.symbol]);
+        else {
+          // Said, not silent: a dim of 1 can make a later op fail far from its cause.
+          shape.push_back(1);
+          std::fprintf(stderr, "kestrel: input '%s' dim %zu (%s) set to 1; %s\n", info.name.c_str(), k,
+                       d.symbol.empty() ? "unnamed" : ("'" + d.symbol + "'").c_str(),
+                       d.symbol.empty() ? ("--shape " + info.name + "=... sets it").c_str()
+                                        : ("--dim " + d.symbol + "=N or --shape sets it").c_str());
+        }
+      }
     }
     try {
       tensor_nbytes(info.dtype == DType::Undefined ? DType::Float32 : info.dtype, shape);

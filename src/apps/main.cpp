@@ -10,7 +10,8 @@ namespace {
 const char* kUsage =
     "usage: kestrel <command> MODEL [options]\n"
     "  run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu|vulkan] [--precision auto|fp32|fp16]\n"
-    "      [--threads N] [--dim SYM=N]... [--seed N] [--save-inputs DIR]  (missing inputs are seeded random; DIR/i.npy is input i)\n"
+    "      [--threads N] [--dim SYM=N]... [--shape NAME=D0,D1,...]... [--seed N] [--save-inputs DIR]\n"
+    "      (missing inputs are seeded random, open dims 1 unless --dim or --shape sets them; DIR/i.npy is input i)\n"
     "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
     "      [--cpu-kernels fast|reference]  (reference: the plain oracle kernels alone, slower; bench and parity take it too)\n"
     "  bench MODEL [--backend ...] [--precision ...] [--threads N] [--runs N] [--json] [--profile]\n"
