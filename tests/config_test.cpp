@@ -84,6 +84,23 @@ TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
   const runtime::Config c = runtime::Config::of(o);
   EXPECT_EQ(c.vulkan.precision, backends::Precision::Fp32);
   EXPECT_EQ(c.vulkan.device_memory_bytes, size_t(128) << 20);
+  {
+    // The Vulkan tuning a session may set without the environment.
+    ScopedEnv tiles("KESTREL_GEMM_TILES", "large");
+    ScopedEnv chunk("KESTREL_ATTENTION_CHUNK", "4");
+    ScopedEnv trace("KESTREL_TRACE", "2");
+    SessionOptions t;
+    t.gemm_tiles = vulkan::GemmTiles::Tiny;
+    t.attention_chunk = 16;
+    t.trace = 1;
+    t.replay = false;
+    const runtime::Config tuned = runtime::Config::of(t);
+    EXPECT_EQ(tuned.vulkan.gemm_tiles, vulkan::GemmTiles::Tiny);
+    EXPECT_EQ(tuned.vulkan.attention_chunk, 16);
+    EXPECT_EQ(tuned.vulkan.trace, 1);
+    EXPECT_FALSE(tuned.vulkan.replay);
+    EXPECT_TRUE(runtime::Config::of({}).vulkan.replay);
+  }
   EXPECT_EQ(c.claims.encoder_heads, 6);
   EXPECT_EQ(c.vulkan.device.device, "llvmpipe");
   EXPECT_EQ(c.backend, BackendChoice::Cpu);
@@ -129,6 +146,12 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
   o = {};
   o.encoder_heads = -2;
   EXPECT_THAT(error_of(o), HasSubstr("encoder_heads must be 0"));
+  o = {};
+  o.trace = 3;
+  EXPECT_THAT(error_of(o), HasSubstr("trace must be 0, 1 or 2, got 3"));
+  o = {};
+  o.attention_chunk = -1;
+  EXPECT_THAT(error_of(o), HasSubstr("attention_chunk must be 0 (no cap) or more, got -1"));
 }
 
 // Configuration is built once in runtime/ and passed down: a getenv below

@@ -69,6 +69,8 @@ Config Config::of(const SessionOptions& o) {
   KESTREL_CHECK(o.device_wait_s > 0, "device_wait_s must be positive, got ", o.device_wait_s);
   KESTREL_CHECK(o.device_memory_mb >= 0, "device_memory_mb must be 0 (no limit) or more, got ", o.device_memory_mb);
   KESTREL_CHECK(o.encoder_heads >= 0, "encoder_heads must be 0 (not given) or more, got ", o.encoder_heads);
+  KESTREL_CHECK(o.trace >= 0 && o.trace <= 2, "trace must be 0, 1 or 2, got ", o.trace);
+  KESTREL_CHECK(o.attention_chunk >= 0, "attention_chunk must be 0 (no cap) or more, got ", o.attention_chunk);
   Config c;
   c.backend = o.backend;
   c.threads = o.threads > 0 ? o.threads
@@ -96,15 +98,17 @@ Config Config::of(const SessionOptions& o) {
                                             : env_int("KESTREL_VK_MEMORY_MB", 0, (int64_t(1) << 40) - 1, 0);
   v.device_memory_bytes = size_t(mb) << 20;
   v.exact_buffers = o.exact_buffers || env_choice("KESTREL_VK_EXACT_BUFFERS", {"0", "1"}) == "1";
-  v.trace = int(env_int("KESTREL_TRACE", 0, 2, 0));
-  v.attention_chunk = env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
-  if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "large"}); !t.empty())
-    v.gemm_tiles = t == "tiny"    ? vulkan::GemmTiles::Tiny
-                   : t == "small" ? vulkan::GemmTiles::Small
-                   : t == "large" ? vulkan::GemmTiles::Large
-                                  : vulkan::GemmTiles::Auto;
+  v.trace = o.trace > 0 ? o.trace : int(env_int("KESTREL_TRACE", 0, 2, 0));
+  v.attention_chunk = o.attention_chunk > 0 ? o.attention_chunk : env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
+  v.gemm_tiles = o.gemm_tiles;
+  if (v.gemm_tiles == vulkan::GemmTiles::Auto)
+    if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "large"}); !t.empty())
+      v.gemm_tiles = t == "tiny"    ? vulkan::GemmTiles::Tiny
+                     : t == "small" ? vulkan::GemmTiles::Small
+                     : t == "large" ? vulkan::GemmTiles::Large
+                                    : vulkan::GemmTiles::Auto;
   v.cpu_kernels = c.cpu_kernels;
-  v.replay = env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
+  v.replay = o.replay && env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
 
   c.process.pool_cap_bytes = size_t(env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096)) << 20;
   c.process.avx512 = env_choice("KESTREL_CPU_ISA", {"avx2", "avx512"}) != "avx2";

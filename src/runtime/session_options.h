@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "backends/vulkan/gemm_tiles.h"
 
 namespace kestrel {
 
@@ -62,6 +63,19 @@ struct SessionOptions {
   // the CPU): the fast ones, or the plain reference kernels alone, to check
   // a result against the oracle (slower; KESTREL_CPU_KERNELS=reference).
   CpuKernels cpu_kernels = CpuKernels::Fast;
+  // Vulkan tuning and diagnosis, each also an environment variable (read when
+  // the option is left at its default):
+  // 1: each node's op, placement, time and shapes on stderr, the device
+  // waited for after each; 2: also each float output's range (KESTREL_TRACE).
+  int trace = 0;
+  // At most this many query rows per attention chunk in the fused encoders
+  // (0: as many as the device's buffer range allows; KESTREL_ATTENTION_CHUNK).
+  int64_t attention_chunk = 0;
+  // The GEMM's output tile (KESTREL_GEMM_TILES=auto|tiny|small|large).
+  vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
+  // Replay the recorded work of a run at a known input signature (false, or
+  // KESTREL_VK_REPLAY=off: record every run).
+  bool replay = true;
 
   // More threads than this is a mistake, not a machine: the largest
   // two-socket servers have under 1,024 hardware threads, and OpenMP aborts

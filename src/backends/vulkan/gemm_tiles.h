@@ -1,0 +1,17 @@
+// The GEMM tile a Vulkan session asks for: an enum of its own, without
+// Vulkan's headers, so that SessionOptions can carry it.
+#pragma once
+
+namespace kestrel::vulkan {
+
+// Which output tile the GEMM takes: 32x32 (on tensor cores only,
+// gemm_coop_tiny.comp; the scalar kernel takes 64x64 for it), 64x64
+// (gemm.comp; on tensor cores gemm_coop_small.comp) or 128x128
+// (gemm_large.comp; gemm_coop.comp). Auto: the larger on discrete GPUs and
+// tensor cores, whose register files hold its larger blocks, for GEMMs of
+// enough tiles to fill them, and on tensor cores the 32x32 one for products
+// of too few 64x64 tiles (ops/gemm_record.cpp); 64x64 elsewhere (CPU devices,
+// mobile and integrated GPUs). Tests force each on any device.
+enum class GemmTiles { Auto, Tiny, Small, Large };
+
+}  // namespace kestrel::vulkan
