@@ -135,6 +135,19 @@ class OpContext {
   [[noreturn]] void fail(const A&... parts) const { ::kestrel::fail(node.where(), ": ", parts...); }
 };
 
+// What shaders/convert_float.comp does (its MODE): between float16 and
+// float32 storage, or float32 words copied as they are (a float32 tensor
+// inside a float16 node, whose own copy shader would move float16 elements).
+enum class FloatConversion : int32_t { ToFloat32 = 0, ToFloat16 = 1, Float32Words = 2 };
+
+// n float elements of x into y by convert_float.comp, in either storage variant.
+inline void convert_float(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, uint64_t n, FloatConversion c) {
+  uint32_t p[3] = {0, 0, uint32_t(n)};  // {base, n, count}
+  // ToFloat16 writes whole words: two elements an invocation.
+  ctx.dispatch_elements("convert_float", {int32_t(c)}, {In(x), Out(y)}, p, sizeof p,
+                        c == FloatConversion::ToFloat16 ? (n + 1) / 2 : n);
+}
+
 using RecordFn = void (*)(OpContext&);
 // Static check at partition time: "" when the node can go to the GPU, else why not.
 using CheckFn = std::string (*)(const ir::Node& node, const ir::Graph& graph);

@@ -185,9 +185,7 @@ class VkOpContext : public OpContext {
     c->half = st_.node_half;
     c->view_offset = 0;
     c->memory = device_memory(st_.res.device, std::max<size_t>(c->bytes(), 4));
-    const uint64_t n = uint64_t(g.numel());
-    uint32_t p[3] = {0, 0, uint32_t(n)};
-    dispatch_elements("convert_float", {c->half ? 1 : 0}, {In(g), Out(*c)}, p, sizeof p, c->half ? (n + 1) / 2 : n, 256);
+    convert_float(*this, g, *c, uint64_t(g.numel()), c->half ? FloatConversion::ToFloat16 : FloatConversion::ToFloat32);
     st_.converted[size_t(v)] = std::move(c);
   }
   const Tensor& host_input(int i) const override {

@@ -93,11 +93,10 @@ void copy(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, int64_t n) {
 
 void copy_mixed(OpContext& ctx, const GpuTensor& x, bool x_float32, const GpuTensor& y, bool y_float32, int64_t n) {
   if (!ctx.half() || (!x_float32 && !y_float32)) return copy(ctx, x, y, n);  // both in the node's precision
-  // shaders/convert_float.comp: MODE 0 float16 -> float32, 1 float32 -> float16, 2 float32 as it is.
-  const int mode = !x_float32 ? 0 : y_float32 ? 2 : 1;
-  uint32_t p[3] = {0, 0, uint32_t(n)};  // {base, n, count}
-  ctx.dispatch_elements("convert_float", {mode}, {In(x), Out(y)}, p, sizeof p,
-                        mode == 1 ? uint64_t(n + 1) / 2 : uint64_t(n));
+  convert_float(ctx, x, y, uint64_t(n),
+                !x_float32  ? FloatConversion::ToFloat32
+                : y_float32 ? FloatConversion::Float32Words
+                            : FloatConversion::ToFloat16);
 }
 
 // y[rows, n] = act(x[rows, k] w[k, n] + bias) (+ residual, which may be y).

@@ -5,6 +5,7 @@
 // precision_plan.h). Both sides are read and written as 32-bit words, so
 // either variant of this shader does either conversion and no 16-bit
 // storage feature is needed.
+//   (The modes are FloatConversion in backends/vulkan/op.h.)
 //   MODE 0: float16 -> float32, one invocation per element.
 //   MODE 1: float32 -> float16, one invocation per output word (two
 //           elements; the odd tail's upper half is zero).
