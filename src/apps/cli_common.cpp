@@ -4,7 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -24,27 +24,33 @@ std::string Args::get(const std::string& flag, const std::string& def) const {
   return it == flags.end() ? def : it->second;
 }
 
+namespace {
+// `v` read whole by `parse` (a std::sto* call that reports how much it
+// read), or nothing when it does not read, or leaves a tail.
+template <typename Parse>
+auto read_whole(const std::string& v, Parse parse) -> std::optional<decltype(parse(v, nullptr))> {
+  try {
+    size_t used = 0;
+    auto x = parse(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 int Args::get_int(const std::string& flag, int def) const {
   std::string v = get(flag, "");
   if (v.empty()) return def;
-  try {
-    size_t used = 0;
-    int n = std::stoi(v, &used);
-    if (used == v.size()) return n;
-  } catch (const std::exception&) {
-  }
+  if (auto n = read_whole(v, [](const std::string& s, size_t* used) { return std::stoi(s, used); })) return *n;
   fail(flag, " expects a whole number, got '", v, "'");
 }
 
 double Args::get_double(const std::string& flag, double def) const {
   std::string v = get(flag, "");
   if (v.empty()) return def;
-  try {
-    size_t used = 0;
-    double d = std::stod(v, &used);
-    if (used == v.size() && std::isfinite(d)) return d;
-  } catch (const std::exception&) {
-  }
+  auto d = read_whole(v, [](const std::string& s, size_t* used) { return std::stod(s, used); });
+  if (d && std::isfinite(*d)) return *d;
   fail(flag, " expects a number, got '", v, "'");
 }
 
@@ -97,15 +103,28 @@ SessionOptions session_options(const Args& a) {
 }
 
 namespace {
-// N of --dim SYMBOL=N: a whole number from 0 to int64's largest, nothing else.
-int64_t parse_dim(const std::string& v, const char* flag, const std::string& flag_value) {
+// The NAME=VALUE pairs of a repeatable flag, each split at its first '=';
+// `form` ("NAME=FILE.npy") says what the flag expects when one has none.
+std::vector<std::pair<std::string, std::string>> named_values(const Args& a, const std::string& flag, const char* form) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto [it, end] = a.flags.equal_range(flag); it != end; ++it) {
+    auto eq = it->second.find('=');
+    KESTREL_CHECK(eq != std::string::npos, flag, " expects ", form, ", got '", it->second, "'");
+    out.emplace_back(it->second.substr(0, eq), it->second.substr(eq + 1));
+  }
+  return out;
+}
+
+// A size of --dim SYMBOL=N or --shape NAME=D0,D1,... (`flag`, `form`; the
+// flag's whole value is `flag_value`): a whole number from 0 to int64's
+// largest, nothing else.
+int64_t parse_dim(const std::string& v, const char* flag, const char* form, const std::string& flag_value) {
   bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
   int64_t n = 0;
   for (size_t i = 0; digits && i < v.size(); ++i)
     KESTREL_CHECK(mul_fits(n, 10, n) && add_fits(n, v[i] - '0', n), flag, " '", flag_value, "': ", v,
                   " is larger than int64 holds");
-  KESTREL_CHECK(digits, flag, std::strcmp(flag, "--dim") ? " expects NAME=D0,D1,..." : " expects SYMBOL=N",
-                " with each size a whole number 0 or more, got '", flag_value, "'");
+  KESTREL_CHECK(digits, flag, " expects ", form, " with each size a whole number 0 or more, got '", flag_value, "'");
   return n;
 }
 
@@ -139,28 +158,19 @@ Tensor random_tensor(const TensorInfo& info, const Shape& shape, std::mt19937& r
 
 std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsigned seed) {
   std::map<std::string, Tensor> in;
-  for (auto [it, end] = a.flags.equal_range("--input"); it != end; ++it) {
-    auto eq = it->second.find('=');
-    KESTREL_CHECK(eq != std::string::npos, "--input expects NAME=FILE.npy, got '", it->second, "'");
-    in[it->second.substr(0, eq)] = read_npy(it->second.substr(eq + 1));
-  }
+  for (const auto& [name, file] : named_values(a, "--input", "NAME=FILE.npy")) in[name] = read_npy(file);
   std::map<std::string, int64_t> dims;
-  for (auto [it, end] = a.flags.equal_range("--dim"); it != end; ++it) {
-    auto eq = it->second.find('=');
-    KESTREL_CHECK(eq != std::string::npos, "--dim expects SYMBOL=N, got '", it->second, "'");
-    dims[it->second.substr(0, eq)] = parse_dim(it->second.substr(eq + 1), "--dim", it->second);
-  }
+  for (const auto& [symbol, n] : named_values(a, "--dim", "SYMBOL=N"))
+    dims[symbol] = parse_dim(n, "--dim", "SYMBOL=N", symbol + "=" + n);
   // --shape NAME=D0,D1,...: a whole shape, for unnamed dims and for inputs of unknown rank.
   std::map<std::string, Shape> shapes;
-  for (auto [it, end] = a.flags.equal_range("--shape"); it != end; ++it) {
-    auto eq = it->second.find('=');
-    KESTREL_CHECK(eq != std::string::npos && eq > 0, "--shape expects NAME=D0,D1,..., got '", it->second, "'");
-    const std::string name = it->second.substr(0, eq);
+  for (const auto& [name, list] : named_values(a, "--shape", "NAME=D0,D1,...")) {
+    const std::string given = name + "=" + list;
     KESTREL_CHECK(std::any_of(s.inputs().begin(), s.inputs().end(), [&](const TensorInfo& t) { return t.name == name; }),
-                  "--shape '", it->second, "': the model has no input '", name, "'");
+                  "--shape '", given, "': the model has no input '", name, "'");
     Shape& shape = shapes[name];
-    std::stringstream list(it->second.substr(eq + 1));
-    for (std::string d; std::getline(list, d, ',');) shape.push_back(parse_dim(d, "--shape", it->second));
+    std::stringstream sizes(list);
+    for (std::string d; std::getline(sizes, d, ',');) shape.push_back(parse_dim(d, "--shape", "NAME=D0,D1,...", given));
   }
   std::mt19937 rng(seed);
   for (const auto& info : s.inputs()) {
