@@ -166,7 +166,9 @@ std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsig
   std::map<std::string, Shape> shapes;
   for (const auto& [name, list] : named_values(a, "--shape", "NAME=D0,D1,...")) {
     const std::string given = name + "=" + list;
-    KESTREL_CHECK(std::any_of(s.inputs().begin(), s.inputs().end(), [&](const TensorInfo& t) { return t.name == name; }),
+    // C++17 lambdas cannot capture a structured binding (clang refuses it), hence the copy.
+    const std::string& input = name;
+    KESTREL_CHECK(std::any_of(s.inputs().begin(), s.inputs().end(), [&](const TensorInfo& t) { return t.name == input; }),
                   "--shape '", given, "': the model has no input '", name, "'");
     Shape& shape = shapes[name];
     std::stringstream sizes(list);
