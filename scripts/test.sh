@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian 12 machine (as root), builds Kestrel, downloads the
 # real models and photos, and runs every test: unit tests, ONNX's backend
-# suite, the real models against ONNX Runtime, bad-input tests, the Vulkan
+# suite, the real models against ONNX Runtime, bad-input tests, the Python
+# package against ONNX Runtime's Python API and served by Ray, the Vulkan
 # tests under the validation layer, the CPU suite under ASan/UBSan and the
 # multi-threaded tests under TSan (scripts/sanitize.sh), and the
 # model-loader fuzzer under AddressSanitizer (KESTREL_FUZZ_SECONDS, default 120).
@@ -18,6 +19,8 @@ step() {  # step NAME COMMAND...: runs COMMAND, then says how long it took
 step setup bash scripts/setup.sh
 step build bash scripts/build.sh
 step models bash scripts/fetch_models.sh
+# The Python package, as pip install . builds it (ctest's Python test reinstalls it, quickly, when sources change).
+step python_package bash scripts/python_package.sh
 step ctest bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
 # The Vulkan tests again under the Khronos validation layer (GPU-assisted and
 # synchronization validation): any validation message fails.

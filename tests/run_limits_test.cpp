@@ -315,6 +315,7 @@ TEST(RunCancel, CApiRunIsCancelledFromAnotherThread) {
   kestrel_run_options timed = {nullptr, 100};
   EXPECT_EQ(kestrel_session_run_with(s, 1, names, &in, &timed), nullptr);
   EXPECT_THAT(kestrel_last_error(), HasSubstr("run cancelled: its 100 ms timeout passed"));
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_CANCELLED);
   kestrel_session_free(s);
 
   // The plain kestrel_session_load keeps the default cap.

@@ -35,19 +35,48 @@ struct kestrel_cancel {
 namespace {
 
 thread_local std::string last_error;
+thread_local int32_t last_error_code = KESTREL_OK;
 
-// Runs f; on an exception keeps its message and returns `failed`.
+int32_t status_of(kestrel::ErrorKind kind) {
+  using K = kestrel::ErrorKind;
+  switch (kind) {
+    case K::InvalidArgument: return KESTREL_INVALID_ARGUMENT;
+    case K::NoSuchFile: return KESTREL_NO_SUCH_FILE;
+    case K::InvalidModel: return KESTREL_INVALID_MODEL;
+    case K::NotImplemented: return KESTREL_NOT_IMPLEMENTED;
+    case K::Cancelled: return KESTREL_CANCELLED;
+    case K::Failure: break;
+  }
+  return KESTREL_FAIL;
+}
+
+void set_error(int32_t code, std::string message) {
+  last_error_code = code;
+  last_error = std::move(message);
+}
+
+// Runs f; on an exception keeps its message and status and returns `failed`.
 template <typename F, typename R>
 R guarded(R failed, F&& f) {
   try {
-    last_error.clear();
+    set_error(KESTREL_OK, "");
     return f();
+  } catch (const kestrel::Error& e) {
+    set_error(status_of(e.kind()), e.what());
+  } catch (const std::bad_alloc& e) {
+    set_error(KESTREL_OUT_OF_MEMORY, std::string("out of host memory (") + e.what() + ")");
   } catch (const std::exception& e) {
-    last_error = e.what();
+    set_error(KESTREL_FAIL, e.what());
   } catch (...) {
-    last_error = "unknown error";
+    set_error(KESTREL_FAIL, "unknown error");
   }
   return failed;
+}
+
+// A caller's mistake at the C boundary (a NULL pointer, a bad index or size).
+template <typename... A>
+[[noreturn]] void misuse(const A&... parts) {
+  kestrel::fail_as(kestrel::ErrorKind::InvalidArgument, parts...);
 }
 
 // The most dims a caller's tensor may have. The rank says how far the shape
@@ -64,29 +93,42 @@ struct CheckedTensor {
   size_t nbytes;
 };
 CheckedTensor check_tensor(const std::string& what, const kestrel_tensor& t) {
-  using kestrel::fail;
-  auto dtype = kestrel::DType(t.dtype);
+    auto dtype = kestrel::DType(t.dtype);
   if (kestrel::dtype_size(dtype) == 0 || t.dtype == int32_t(kestrel::DType::String))
-    fail(what, ": element type ", t.dtype, " is not one Kestrel takes (see KESTREL_FLOAT32 ...)");
-  if (t.rank < 0 || t.rank > kMaxRank) fail(what, ": rank ", t.rank, " is not 0 to ", kMaxRank);
-  if (t.rank > 0 && !t.shape) fail(what, ": rank ", t.rank, " without a shape array");
+    misuse(what, ": element type ", t.dtype, " is not one Kestrel takes (see KESTREL_FLOAT32 ...)");
+  if (t.rank < 0 || t.rank > kMaxRank) misuse(what, ": rank ", t.rank, " is not 0 to ", kMaxRank);
+  if (t.rank > 0 && !t.shape) misuse(what, ": rank ", t.rank, " without a shape array");
   kestrel::Shape shape(t.shape, t.shape + t.rank);
   try {
     size_t nbytes = kestrel::tensor_nbytes(dtype, shape);
     return {dtype, std::move(shape), nbytes};
   } catch (const kestrel::Error& e) {
-    fail(what, ": ", e.what());
+    misuse(what, ": ", e.what());
   }
 }
 
-kestrel::Tensor copy_input(const char* name, const kestrel_tensor& t) {
+// The caller's input as a tensor over its own bytes: a run only reads its
+// inputs and the caller keeps them alive until the run returns, so they are
+// not copied (an output that would share them is copied instead, below).
+kestrel::Tensor borrow_input(const char* name, const kestrel_tensor& t) {
   CheckedTensor c = check_tensor("input '" + std::string(name) + "'", t);
-  auto tensor = kestrel::Tensor::uninitialized(c.dtype, c.shape);
-  if (c.nbytes > 0) {
-    if (!t.data) kestrel::fail("input '", name, "': no data for shape ", kestrel::shape_str(c.shape));
-    std::memcpy(tensor.raw(), t.data, c.nbytes);
+  if (c.nbytes == 0) return kestrel::Tensor(c.dtype, c.shape);
+  if (!t.data) misuse("input '", name, "': no data for shape ", kestrel::shape_str(c.shape));
+  std::shared_ptr<uint8_t[]> bytes(static_cast<uint8_t*>(const_cast<void*>(t.data)), [](uint8_t*) {});
+  return kestrel::Tensor(c.dtype, std::move(c.shape), std::move(bytes));
+}
+
+// Outputs outlive the run, and the caller's inputs need not: an output that
+// is an input's own bytes (an Identity or Reshape of an input) is copied.
+void own_outputs(std::vector<kestrel::Tensor>& outputs, const std::map<std::string, kestrel::Tensor>& feeds) {
+  for (kestrel::Tensor& out : outputs) {
+    for (const auto& [name, in] : feeds) {
+      if (out.storage() && out.storage().get() == in.storage().get()) {
+        out = out.clone();
+        break;
+      }
+    }
   }
-  return tensor;
 }
 
 kestrel_tensor view_of(const kestrel::Tensor& t) {
@@ -95,19 +137,7 @@ kestrel_tensor view_of(const kestrel::Tensor& t) {
 
 }  // namespace
 
-extern "C" {
-
-const char* kestrel_last_error(void) { return last_error.c_str(); }
-
-const char* kestrel_version(void) { return KESTREL_VERSION; }
-
-int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
-  return guarded<>(int64_t(-1), [&] {
-    if (!t) kestrel::fail("kestrel_tensor_nbytes: tensor is NULL");
-    return int64_t(check_tensor("tensor", *t).nbytes);
-  });
-}
-
+// (Outside extern "C": these return C++ types.)
 namespace {
 std::vector<CValueInfo> c_value_infos(const std::vector<kestrel::TensorInfo>& infos) {
   static const char* const kUnnamed = "";
@@ -125,11 +155,11 @@ std::vector<CValueInfo> c_value_infos(const std::vector<kestrel::TensorInfo>& in
 int32_t value_info(const kestrel_session* s, int32_t i, kestrel_value_info* info, bool input) {
   return guarded<>(int32_t(1), [&] {
     const char* call = input ? "kestrel_session_input_info" : "kestrel_session_output_info";
-    if (!s) kestrel::fail(call, ": session is NULL");
-    if (!info) kestrel::fail(call, ": info is NULL");
+    if (!s) misuse(call, ": session is NULL");
+    if (!info) misuse(call, ": info is NULL");
     const auto& infos = input ? s->session->inputs() : s->session->outputs();
     if (i < 0 || size_t(i) >= infos.size())
-      kestrel::fail(call, ": index ", i, " is not 0 to ", int64_t(infos.size()) - 1);
+      misuse(call, ": index ", i, " is not 0 to ", int64_t(infos.size()) - 1);
     const kestrel::TensorInfo& t = infos[size_t(i)];
     const CValueInfo& c = (input ? s->inputs : s->outputs)[size_t(i)];
     info->name = t.name.c_str();
@@ -141,48 +171,106 @@ int32_t value_info(const kestrel_session* s, int32_t i, kestrel_value_info* info
   });
 }
 
-// `limits` null: the SessionOptions defaults.
-kestrel_session* load_session(const char* path, const kestrel_options* options, const kestrel_limits* limits) {
-  return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
-    if (!path) kestrel::fail("kestrel_session_load: path is NULL");
-    kestrel::SessionOptions o;
-    if (options) {
-      if (options->backend) o.backend = kestrel::parse_backend(options->backend);
-      if (options->precision) o.precision = kestrel::parse_precision(options->precision);
-      o.threads = options->threads;
-    }
-    if (limits) {
-      // Read only the fields the caller's struct has (an older header's is shorter).
-      if (limits->struct_size < offsetof(kestrel_limits, max_loop_iterations) + sizeof(int64_t))
-        kestrel::fail("kestrel_session_load_with_limits: struct_size ", limits->struct_size,
-                      " is too small; set it to sizeof(kestrel_limits)");
-      auto has = [&](size_t end) { return limits->struct_size >= end; };
-      if (limits->max_loop_iterations < -1)
-        kestrel::fail("kestrel_limits.max_loop_iterations must be -1 (no cap), 0 (default) or more, got ",
-                      limits->max_loop_iterations);
-      if (limits->max_loop_iterations == -1) o.max_loop_iterations = 0;
-      else if (limits->max_loop_iterations > 0) o.max_loop_iterations = limits->max_loop_iterations;
-      if (has(offsetof(kestrel_limits, device_memory_mb) + sizeof(int64_t)))
-        o.device_memory_mb = limits->device_memory_mb;
-      if (has(offsetof(kestrel_limits, device_wait_s) + sizeof(double)) && limits->device_wait_s != 0)
-        o.device_wait_s = limits->device_wait_s;
-    }
-    auto s = std::make_unique<kestrel_session>();
-    s->session = kestrel::Session::load(path, o);
-    s->inputs = c_value_infos(s->session->inputs());
-    s->outputs = c_value_infos(s->session->outputs());
-    return s.release();
-  });
+// The caller's options as SessionOptions, reading only the fields its
+// struct_size covers (a program built with an older header passes a shorter
+// struct and keeps the defaults of the fields it does not know).
+kestrel::SessionOptions session_options(const char* call, const kestrel_session_options* o) {
+  kestrel::SessionOptions so;
+  if (!o) return so;
+  if (o->struct_size < offsetof(kestrel_session_options, threads) + sizeof(int32_t))
+    misuse(call, ": struct_size ", o->struct_size, " is too small; set it to sizeof(kestrel_session_options)");
+  auto has = [&](size_t offset, size_t size) { return o->struct_size >= offset + size; };
+  if (o->backend) so.backend = kestrel::parse_backend(o->backend);
+  if (o->precision) so.precision = kestrel::parse_precision(o->precision);
+  so.threads = o->threads;
+  if (has(offsetof(kestrel_session_options, max_loop_iterations), sizeof(int64_t))) {
+    if (o->max_loop_iterations < -1)
+      misuse("kestrel_session_options.max_loop_iterations must be -1 (no cap), 0 (default) or more, got ",
+             o->max_loop_iterations);
+    if (o->max_loop_iterations == -1) so.max_loop_iterations = 0;
+    else if (o->max_loop_iterations > 0) so.max_loop_iterations = o->max_loop_iterations;
+  }
+  if (has(offsetof(kestrel_session_options, device_memory_mb), sizeof(int64_t)))
+    so.device_memory_mb = o->device_memory_mb;
+  if (has(offsetof(kestrel_session_options, device_wait_s), sizeof(double)) && o->device_wait_s != 0)
+    so.device_wait_s = o->device_wait_s;
+  if (has(offsetof(kestrel_session_options, device), sizeof(const char*)) && o->device) so.vulkan_device = o->device;
+  return so;
+}
+
+kestrel_session* wrap(std::unique_ptr<kestrel::Session> loaded) {
+  auto s = std::make_unique<kestrel_session>();
+  s->session = std::move(loaded);
+  s->inputs = c_value_infos(s->session->inputs());
+  s->outputs = c_value_infos(s->session->outputs());
+  return s.release();
+}
+
+// The older pair of structs, as one kestrel_session_options.
+kestrel_session_options combined(const kestrel_options* options, const kestrel_limits* limits) {
+  kestrel_session_options o{};
+  o.struct_size = sizeof o;
+  if (options) {
+    o.backend = options->backend;
+    o.precision = options->precision;
+    o.threads = options->threads;
+  }
+  if (limits) {
+    if (limits->struct_size < offsetof(kestrel_limits, max_loop_iterations) + sizeof(int64_t))
+      misuse("kestrel_session_load_with_limits: struct_size ", limits->struct_size,
+             " is too small; set it to sizeof(kestrel_limits)");
+    auto has = [&](size_t offset, size_t size) { return limits->struct_size >= offset + size; };
+    o.max_loop_iterations = limits->max_loop_iterations;
+    if (has(offsetof(kestrel_limits, device_memory_mb), sizeof(int64_t))) o.device_memory_mb = limits->device_memory_mb;
+    if (has(offsetof(kestrel_limits, device_wait_s), sizeof(double))) o.device_wait_s = limits->device_wait_s;
+  }
+  return o;
 }
 }  // namespace
 
+extern "C" {
+
+const char* kestrel_last_error(void) { return last_error.c_str(); }
+
+int32_t kestrel_last_error_code(void) { return last_error_code; }
+
+const char* kestrel_version(void) { return KESTREL_VERSION; }
+
+int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
+  return guarded<>(int64_t(-1), [&] {
+    if (!t) misuse("kestrel_tensor_nbytes: tensor is NULL");
+    return int64_t(check_tensor("tensor", *t).nbytes);
+  });
+}
+
+
+kestrel_session* kestrel_session_create(const char* path, const kestrel_session_options* options) {
+  return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
+    if (!path) misuse("kestrel_session_create: path is NULL");
+    return wrap(kestrel::Session::load(path, session_options("kestrel_session_create", options)));
+  });
+}
+
+kestrel_session* kestrel_session_create_from_bytes(const void* data, size_t size,
+                                                   const kestrel_session_options* options) {
+  return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
+    if (!data && size > 0) misuse("kestrel_session_create_from_bytes: data is NULL");
+    return wrap(kestrel::Session::load_bytes(data, size,
+                                             session_options("kestrel_session_create_from_bytes", options)));
+  });
+}
+
 kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options) {
-  return load_session(path, options, nullptr);
+  return kestrel_session_load_with_limits(path, options, nullptr);
 }
 
 kestrel_session* kestrel_session_load_with_limits(const char* path, const kestrel_options* options,
                                                   const kestrel_limits* limits) {
-  return load_session(path, options, limits);
+  return guarded<>(static_cast<kestrel_session*>(nullptr), [&] {
+    if (!path) misuse("kestrel_session_load: path is NULL");
+    const kestrel_session_options o = combined(options, limits);
+    return wrap(kestrel::Session::load(path, session_options("kestrel_session_load", &o)));
+  });
 }
 
 void kestrel_session_free(kestrel_session* session) { delete session; }
@@ -240,16 +328,17 @@ kestrel_outputs* kestrel_session_run_with(kestrel_session* s, size_t input_count
       control.cancel = options->cancel ? &options->cancel->requested : nullptr;
       control.timeout_ms = options->timeout_ms;
     }
-    if (!s) kestrel::fail("kestrel_session_run: session is NULL");
-    if (input_count > 0 && (!names || !inputs)) kestrel::fail("kestrel_session_run: names or inputs is NULL");
+    if (!s) misuse("kestrel_session_run: session is NULL");
+    if (input_count > 0 && (!names || !inputs)) misuse("kestrel_session_run: names or inputs is NULL");
     std::map<std::string, kestrel::Tensor> feeds;
     for (size_t i = 0; i < input_count; ++i) {
-      if (!names[i]) kestrel::fail("kestrel_session_run: input name ", i, " is NULL");
-      if (!feeds.emplace(names[i], copy_input(names[i], inputs[i])).second)
-        kestrel::fail("input '", names[i], "' is given twice");
+      if (!names[i]) misuse("kestrel_session_run: input name ", i, " is NULL");
+      if (!feeds.emplace(names[i], borrow_input(names[i], inputs[i])).second)
+        misuse("input '", names[i], "' is given twice");
     }
     auto out = std::make_unique<kestrel_outputs>();
     out->tensors = s->session->run(feeds, control);
+    own_outputs(out->tensors, feeds);
     return out.release();
   });
 }
@@ -258,7 +347,7 @@ int32_t kestrel_outputs_count(const kestrel_outputs* o) { return o ? int32_t(o->
 
 int32_t kestrel_outputs_get(const kestrel_outputs* o, int32_t i, kestrel_tensor* out) {
   if (!o || !out || i < 0 || size_t(i) >= o->tensors.size()) {
-    last_error = "kestrel_outputs_get: no output " + std::to_string(i);
+    set_error(KESTREL_INVALID_ARGUMENT, "kestrel_outputs_get: no output " + std::to_string(i));
     return 1;
   }
   *out = view_of(o->tensors[size_t(i)]);
@@ -267,7 +356,7 @@ int32_t kestrel_outputs_get(const kestrel_outputs* o, int32_t i, kestrel_tensor*
 
 int32_t kestrel_outputs_get_all(const kestrel_outputs* o, kestrel_tensor* views, int32_t capacity) {
   if (!o || (!views && capacity > 0)) {
-    last_error = "kestrel_outputs_get_all: outputs or views is NULL";
+    set_error(KESTREL_INVALID_ARGUMENT, "kestrel_outputs_get_all: outputs or views is NULL");
     return -1;
   }
   for (size_t i = 0; i < o->tensors.size() && int64_t(i) < capacity; ++i) views[i] = view_of(o->tensors[i]);

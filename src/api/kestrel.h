@@ -1,7 +1,7 @@
 /* Kestrel's C API: a stable C ABI over kestrel::Session for other languages
- * (Python through ctypes, Node through an FFI, C programs).
+ * (Python, Node through an FFI, C programs; kestrel.hpp is a C++ API over it).
  *
- *   kestrel_session* s = kestrel_session_load("model.onnx", NULL);
+ *   kestrel_session* s = kestrel_session_create("model.onnx", NULL);
  *   if (!s) { fprintf(stderr, "%s\n", kestrel_last_error()); ... }
  *   kestrel_tensor in = {KESTREL_FLOAT32, 4, shape, pixels};
  *   const char* names[] = {"images"};
@@ -11,8 +11,12 @@
  *   kestrel_session_free(s);
  *
  * Every call that can fail returns NULL or a nonzero status and leaves the
- * reason (naming the input, node, op or shape) in kestrel_last_error(), kept
- * per thread. A session may be run from several threads at once. */
+ * reason (naming the input, node, op or shape) in kestrel_last_error() and its
+ * kind in kestrel_last_error_code(), both kept per thread. A session may be
+ * run from several threads at once.
+ *
+ * Compatibility: functions, enum values and struct fields are only ever
+ * added; structs that may grow start with struct_size. */
 #ifndef KESTREL_H
 #define KESTREL_H
 
@@ -40,8 +44,10 @@ enum {
   KESTREL_BFLOAT16 = 16
 };
 
-/* A dense, row-major tensor. For inputs the caller owns shape and data (they
- * are copied during the run); for outputs Kestrel owns them. */
+/* A dense, row-major tensor. For inputs the caller owns shape and data and
+ * keeps them unchanged until the run returns (Kestrel reads them in place, and
+ * copies any output that would share an input's bytes); for outputs Kestrel
+ * owns them. */
 typedef struct kestrel_tensor {
   int32_t dtype;
   int32_t rank;
@@ -50,23 +56,65 @@ typedef struct kestrel_tensor {
 } kestrel_tensor;
 
 /* The bytes t->data must hold for t's type and shape (kestrel_session_run
- * copies exactly that many from each input), or -1 when Kestrel does not take
+ * reads exactly that many from each input), or -1 when Kestrel does not take
  * the tensor: an unknown type, a rank above 64 or without a shape array, a
  * negative dim, an element count or byte size past int64 or above 2^48
  * bytes; the reason is in kestrel_last_error(). Check buffers against it. */
 int64_t kestrel_tensor_nbytes(const kestrel_tensor* t);
 
+typedef struct kestrel_session kestrel_session;
+typedef struct kestrel_outputs kestrel_outputs;
+
+/* What kind of failure the latest failing call was (kestrel_last_error_code). */
+enum {
+  KESTREL_OK = 0,
+  KESTREL_FAIL = 1,             /* anything below: a kernel's or the device's failure */
+  KESTREL_INVALID_ARGUMENT = 2, /* an unknown, missing or mistyped input, a bad option or pointer */
+  KESTREL_NO_SUCH_FILE = 3,     /* a model or external-data file that does not exist */
+  KESTREL_INVALID_MODEL = 4,    /* not a model Kestrel can read (protobuf, IR version, graph) */
+  KESTREL_NOT_IMPLEMENTED = 5,  /* a valid model using an op, opset or type Kestrel does not run */
+  KESTREL_CANCELLED = 6,        /* stopped by its caller: a cancel flag or a timeout */
+  KESTREL_OUT_OF_MEMORY = 7     /* the host could not allocate */
+};
+
+/* How a session is made. Zero it, set struct_size = sizeof(kestrel_session_options),
+ * then the fields you need; a zero field keeps its default. A program built
+ * with an older header passes a smaller struct_size and gets the defaults of
+ * the fields it does not know. */
+typedef struct kestrel_session_options {
+  size_t struct_size;
+  const char* backend;         /* "auto" (NULL), "vulkan" or "cpu" */
+  const char* precision;       /* Vulkan storage: "auto" (NULL), "fp32" or "fp16" */
+  int32_t threads;             /* CPU threads; 0: every hardware thread; at most 1024 */
+  /* Iterations one Loop or Scan node may run per run; 0: 1000000; -1: no cap. */
+  int64_t max_loop_iterations;
+  /* Vulkan memory (MiB) the session may hold; past it nodes run on the CPU. 0: no limit. */
+  int64_t device_memory_mb;
+  double device_wait_s; /* the longest wait (s) for one submit of GPU work; 0: 120 */
+  /* The Vulkan device, by index ("1") or a case-insensitive part of its name
+   * ("h200"); NULL or "": the best. The process opens one device, for its first
+   * Vulkan session; later sessions share it. */
+  const char* device;
+} kestrel_session_options;
+
+/* Loads a model file (options may be NULL: defaults). NULL on failure. */
+kestrel_session* kestrel_session_create(const char* path, const kestrel_session_options* options);
+/* Loads a model from its bytes (external data cannot be read: there is no
+ * folder to read it from). NULL on failure. */
+kestrel_session* kestrel_session_create_from_bytes(const void* data, size_t size,
+                                                   const kestrel_session_options* options);
+
+/* The older pair of option structs, kept for programs written against them. */
 typedef struct kestrel_options {
   const char* backend;   /* "auto" (NULL), "vulkan" or "cpu" */
   const char* precision; /* Vulkan storage: "auto" (NULL), "fp32" or "fp16" */
   int32_t threads;       /* CPU threads; 0: every hardware thread; at most 1024 */
 } kestrel_options;
 
-typedef struct kestrel_session kestrel_session;
-typedef struct kestrel_outputs kestrel_outputs;
-
 /* The reason the latest failing call on this thread failed ("" if none). */
 const char* kestrel_last_error(void);
+/* Its kind: a KESTREL_* status (KESTREL_OK if none). */
+int32_t kestrel_last_error_code(void);
 
 /* The library's version, "MAJOR.MINOR.PATCH" (a static string). */
 const char* kestrel_version(void);

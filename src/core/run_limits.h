@@ -18,7 +18,7 @@ namespace kestrel {
 // and so enclosing Loop/If nodes pass it on without prefixing themselves.
 class RunCancelled : public Error {
  public:
-  using Error::Error;
+  explicit RunCancelled(const std::string& what) : Error(what, ErrorKind::Cancelled) {}
 };
 
 struct RunLimits {

@@ -28,8 +28,9 @@ const char* newer_element_type(int32_t t) {
 void read_type(const onnx::TypeProto& tp, ir::Value& v) {
   if (!tp.has_tensor_type()) return;
   const auto& tt = tp.tensor_type();
-  KESTREL_CHECK(tt.elem_type() <= int32_t(DType::BFloat16), "value '", v.name, "' has ONNX element type ",
-                tt.elem_type(), " (", newer_element_type(tt.elem_type()), "), which Kestrel does not support");
+  KESTREL_CHECK_AS(ErrorKind::NotImplemented, tt.elem_type() <= int32_t(DType::BFloat16), "value '", v.name,
+                   "' has ONNX element type ", tt.elem_type(), " (", newer_element_type(tt.elem_type()),
+                   "), which Kestrel does not support");
   v.dtype = static_cast<DType>(tt.elem_type());
   if (!tt.has_shape()) return;
   std::vector<ir::Dim> dims;
@@ -181,12 +182,23 @@ std::string node_name(const onnx::NodeProto& n, int index) {
   return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
 }
 
+namespace {
+Model parse_model_bytes(const void* data, size_t size, const std::string& base_dir);
+}
+
+// Whatever stops a model from being read is, unless it says otherwise (a
+// missing external-data file, a newer element type), an invalid model.
 Model load_model_bytes(const void* data, size_t size, const std::string& base_dir) {
+  return with_kind(ErrorKind::InvalidModel, [&] { return parse_model_bytes(data, size, base_dir); });
+}
+
+namespace {
+Model parse_model_bytes(const void* data, size_t size, const std::string& base_dir) {
   KESTREL_CHECK(size > 0, "the model is empty (0 bytes)");
   KESTREL_CHECK(size < (size_t(1) << 31), "the model file is over 2 GiB; store its weights as external data");
   onnx::ModelProto mp;
   if (!mp.ParseFromArray(data, int(size)))
-    fail("the file is not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
+    fail_as(ErrorKind::InvalidModel, "the file is not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
   KESTREL_CHECK(mp.has_graph(), "the file parsed but holds no graph: not an ONNX model");
   Model m;
   m.ir_version = mp.ir_version();
@@ -200,8 +212,9 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   }
   auto def = m.opsets.find("");
   KESTREL_CHECK(def != m.opsets.end(), "the model imports no default-domain (ai.onnx) opset");
-  KESTREL_CHECK(def->second >= kMinOpset && def->second <= kMaxOpset, "default-domain opset ", def->second,
-                " is not supported (Kestrel runs opsets ", kMinOpset, " to ", kMaxOpset, ")");
+  KESTREL_CHECK_AS(ErrorKind::NotImplemented, def->second >= kMinOpset && def->second <= kMaxOpset,
+                   "default-domain opset ", def->second, " is not supported (Kestrel runs opsets ", kMinOpset, " to ",
+                   kMaxOpset, ")");
 
   // What ONNX itself declares invalid is refused before anything reads the
   // graph: ONNX's shape inference trusts attributes it divides by.
@@ -225,22 +238,26 @@ Model load_model_bytes(const void* data, size_t size, const std::string& base_di
   KESTREL_CHECK(!m.graph.outputs.empty(), "the model's graph has no outputs");
   return m;
 }
+}  // namespace
 
 Model load_model_file(const std::string& path) {
   std::error_code ec;
-  KESTREL_CHECK(std::filesystem::exists(path, ec), "model file '", path, "' does not exist");
-  KESTREL_CHECK(!std::filesystem::is_directory(path, ec), "'", path, "' is a folder, not a model file");
+  KESTREL_CHECK_AS(ErrorKind::NoSuchFile, std::filesystem::exists(path, ec), "model file '", path,
+                   "' does not exist");
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !std::filesystem::is_directory(path, ec), "'", path,
+                   "' is a folder, not a model file");
   // A FIFO or a device such as /dev/zero would block or never end.
-  KESTREL_CHECK(std::filesystem::is_regular_file(path, ec), "'", path, "' is not a regular file");
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, std::filesystem::is_regular_file(path, ec), "'", path,
+                   "' is not a regular file");
   std::ifstream f(path, std::ios::binary);
-  KESTREL_CHECK(f, "model file '", path, "' cannot be opened");
+  KESTREL_CHECK_AS(ErrorKind::NoSuchFile, f, "model file '", path, "' cannot be opened");
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::string base = std::filesystem::path(path).parent_path().string();
   if (base.empty()) base = ".";
   try {
     return load_model_bytes(bytes.data(), bytes.size(), base);
   } catch (const Error& e) {
-    fail("cannot load '", path, "': ", e.what());
+    fail_as(e.kind(), "cannot load '", path, "': ", e.what());
   }
 }
 
@@ -267,7 +284,7 @@ void validate_supported(const ir::Graph& g) {
   if (bad.empty()) return;
   std::string msg = std::to_string(bad.size()) + " node(s) cannot run on Kestrel:";
   for (const auto& b : bad) msg += "\n  " + b;
-  fail(msg);
+  fail_as(ErrorKind::NotImplemented, msg);
 }
 
 }  // namespace kestrel::onnx_io

@@ -74,7 +74,7 @@ void open_external(const std::string& base_dir, const std::string& location, Ext
   KESTREL_CHECK(!ec, "the model's folder '", base_dir, "' cannot be resolved: ", ec.message());
   const fs::path named = fs::path(base_dir) / rel;
   const fs::path real = fs::canonical(named, ec);
-  KESTREL_CHECK(!ec, "external data file '", named.string(), "' does not exist or is not a regular file (",
+  KESTREL_CHECK_AS(ErrorKind::NoSuchFile, !ec, "external data file '", named.string(), "' does not exist or is not a regular file (",
                 ec.message(), ")");
   // Inside means the folder's real path is a prefix of the file's, by components.
   auto diverge = std::mismatch(folder.begin(), folder.end(), real.begin(), real.end());

@@ -25,9 +25,17 @@ std::string TensorInfo::shape_str() const {
 }
 
 namespace {
+// A model input or output as callers see it. ONNX's shape inference names
+// each open dim it cannot relate to another "unk__N": those names are its own,
+// not the model's, so such dims are described as unnamed (as ONNX Runtime
+// describes them). A model that itself names a dim "unk__..." loses that name here.
 TensorInfo info_of(const ir::Graph& g, int id) {
   const ir::Value& v = g.values[size_t(id)];
-  return TensorInfo{v.name, v.dtype, v.shape};
+  TensorInfo info{v.name, v.dtype, v.shape};
+  if (info.shape)
+    for (ir::Dim& d : *info.shape)
+      if (d.symbol.rfind("unk__", 0) == 0) d.symbol.clear();
+  return info;
 }
 }  // namespace
 
@@ -52,7 +60,7 @@ Session::~Session() = default;
 // Every edge (CLI, C API, Python) lands here: the options are checked and
 // completed from the environment before the work of loading.
 runtime::Config Session::configure(const SessionOptions& opts) {
-  runtime::Config c = runtime::Config::of(opts);
+  runtime::Config c = with_kind(ErrorKind::InvalidArgument, [&] { return runtime::Config::of(opts); });
   c.process.apply();
   return c;
 }
@@ -143,8 +151,8 @@ std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, Ru
 std::vector<Tensor> Session::run(const std::map<std::string, Tensor>& inputs, const RunControl& control,
                                  RunStats* stats) const {
   auto t0 = std::chrono::steady_clock::now();
-  backends::RunOptions ro = run_options(control);
-  auto out = compiled_->run(bind(inputs), ro);
+  backends::RunOptions ro = with_kind(ErrorKind::InvalidArgument, [&] { return run_options(control); });
+  auto out = compiled_->run(with_kind(ErrorKind::InvalidArgument, [&] { return bind(inputs); }), ro);
   if (stats) stats->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
@@ -154,7 +162,7 @@ std::vector<Tensor> Session::run_traced(const std::map<std::string, Tensor>& inp
   backends::RunOptions ro = run_options({});
   ro.on_node = on_node;
   ro.user = user;
-  return compiled_->run(bind(inputs), ro);
+  return compiled_->run(with_kind(ErrorKind::InvalidArgument, [&] { return bind(inputs); }), ro);
 }
 
 }  // namespace kestrel

@@ -8,20 +8,20 @@ BackendChoice parse_backend(const std::string& b) {
   if (b == "auto") return BackendChoice::Auto;
   if (b == "cpu") return BackendChoice::Cpu;
   if (b == "vulkan") return BackendChoice::Vulkan;
-  fail("unknown backend '", b, "' (this build has: auto, cpu, vulkan)");
+  fail_as(ErrorKind::InvalidArgument, "unknown backend '", b, "' (this build has: auto, cpu, vulkan)");
 }
 
 Precision parse_precision(const std::string& p) {
   if (p == "auto") return Precision::Auto;
   if (p == "fp32") return Precision::Fp32;
   if (p == "fp16") return Precision::Fp16;
-  fail("unknown precision '", p, "' (use fp32, fp16 or auto)");
+  fail_as(ErrorKind::InvalidArgument, "unknown precision '", p, "' (use fp32, fp16 or auto)");
 }
 
 CpuKernels parse_cpu_kernels(const std::string& k) {
   if (k == "fast") return CpuKernels::Fast;
   if (k == "reference") return CpuKernels::Reference;
-  fail("unknown CPU kernels '", k, "' (use fast or reference)");
+  fail_as(ErrorKind::InvalidArgument, "unknown CPU kernels '", k, "' (use fast or reference)");
 }
 
 const char* name_of(CpuKernels k) { return k == CpuKernels::Reference ? "reference" : "fast"; }

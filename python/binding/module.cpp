@@ -1,0 +1,165 @@
+// kestrel._kestrel: the native half of the Python package, over Kestrel's
+// C++ API (kestrel.hpp, itself over the C API). The Python half
+// (kestrel/__init__.py) shapes it like ONNX Runtime; this file only loads
+// sessions, reads their metadata and runs them without copying: inputs are
+// read where numpy keeps them, and outputs become numpy arrays over the
+// memory Kestrel returned them in, freed with the last array that uses it.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kestrel.hpp"
+
+namespace nb = nanobind;
+using namespace kestrel;
+
+namespace {
+
+// The numpy element type of a Kestrel output. bfloat16 has no numpy type:
+// it comes back as its uint16 bits, which the Python half views as
+// ml_dtypes.bfloat16 where that package is installed.
+nb::dlpack::dtype numpy_dtype(int32_t code) {
+  using C = nb::dlpack::dtype_code;
+  auto t = [](C c, int bits) { return nb::dlpack::dtype{uint8_t(c), uint8_t(bits), 1}; };
+  switch (code) {
+    case KESTREL_FLOAT32: return t(C::Float, 32);
+    case KESTREL_FLOAT16: return t(C::Float, 16);
+    case KESTREL_FLOAT64: return t(C::Float, 64);
+    case KESTREL_INT8: return t(C::Int, 8);
+    case KESTREL_INT16: return t(C::Int, 16);
+    case KESTREL_INT32: return t(C::Int, 32);
+    case KESTREL_INT64: return t(C::Int, 64);
+    case KESTREL_UINT8: return t(C::UInt, 8);
+    case KESTREL_UINT16: return t(C::UInt, 16);
+    case KESTREL_UINT32: return t(C::UInt, 32);
+    case KESTREL_UINT64: return t(C::UInt, 64);
+    case KESTREL_BOOL: return t(C::Bool, 8);
+    case KESTREL_BFLOAT16: return t(C::UInt, 16);
+  }
+  throw api::Error("an output has element type " + std::to_string(code) + ", which numpy cannot hold",
+                   KESTREL_NOT_IMPLEMENTED);
+}
+
+// (name, dtype code, dims with -1 where open, dim symbols, has_shape)
+nb::list value_infos(const std::vector<api::ValueInfo>& infos) {
+  nb::list out;
+  for (const api::ValueInfo& v : infos)
+    out.append(nb::make_tuple(v.name, v.dtype, v.dims, v.dim_names, v.has_shape));
+  return out;
+}
+
+// The exception class the Python half defines for a KESTREL_* status.
+void raise(const api::Error& e) {
+  static const char* const kClass[] = {"Fail",           "Fail",      "InvalidArgument", "NoSuchFile",
+                                       "InvalidModel",   "NotImplementedByKestrel", "Cancelled", "OutOfMemory"};
+  const int32_t code = e.code() >= 0 && e.code() < int32_t(std::size(kClass)) ? e.code() : KESTREL_FAIL;
+  nb::object cls = nb::module_::import_("kestrel._errors").attr(kClass[code]);
+  PyErr_SetString(cls.ptr(), e.what());
+}
+
+class PySession {
+ public:
+  PySession(api::Session s) : s_(std::move(s)) {}
+
+  nb::list inputs() const { return value_infos(s_.inputs()); }
+  nb::list outputs() const { return value_infos(s_.outputs()); }
+  std::string backend() const { return s_.backend(); }
+
+  // names[i] is read from the `nbytes` bytes at address datas[i] (numpy arrays
+  // the caller keeps alive and unchanged through the call) as dtype codes[i]
+  // of shape shapes[i]. Returns every output, in the model's order.
+  nb::list run(const std::vector<std::string>& names, const std::vector<int32_t>& codes,
+               const std::vector<std::vector<int64_t>>& shapes, const std::vector<uintptr_t>& datas,
+               const api::CancelFlag* cancel, double timeout_ms) const {
+    if (codes.size() != names.size() || shapes.size() != names.size() || datas.size() != names.size())
+      throw api::Error("run: names, codes, shapes and data differ in length", KESTREL_INVALID_ARGUMENT);
+    std::vector<kestrel_tensor> views(names.size());
+    for (size_t i = 0; i < names.size(); ++i)
+      views[i] = kestrel_tensor{codes[i], int32_t(shapes[i].size()), shapes[i].data(),
+                                reinterpret_cast<const void*>(datas[i])};
+    std::shared_ptr<api::Outputs> outs;
+    {
+      nb::gil_scoped_release unlocked;  // other Python threads run (and may cancel) meanwhile
+      outs = std::make_shared<api::Outputs>(s_.run(names, views, cancel, timeout_ms));
+    }
+    // One capsule per output, each holding the run's outputs: the memory goes
+    // when the last array over it does.
+    nb::list arrays;
+    for (size_t i = 0; i < outs->size(); ++i) {
+      const kestrel_tensor t = (*outs)[i];
+      std::vector<size_t> shape(t.shape, t.shape + t.rank);
+      auto* keep = new std::shared_ptr<api::Outputs>(outs);
+      nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<api::Outputs>*>(p); });
+      nb::ndarray<nb::numpy> a(const_cast<void*>(t.data), shape.size(), shape.data(), owner, nullptr,
+                               numpy_dtype(t.dtype));
+      arrays.append(a.cast());
+    }
+    return arrays;
+  }
+
+ private:
+  api::Session s_;
+};
+
+api::Options options(const std::string& backend, const std::string& precision, int32_t threads,
+                     int64_t max_loop_iterations, int64_t device_memory_mb, double device_wait_s,
+                     const std::string& device) {
+  return api::Options()
+      .device(device)
+      .backend(backend)
+      .precision(precision)
+      .threads(threads)
+      .max_loop_iterations(max_loop_iterations)
+      .device_memory_mb(device_memory_mb)
+      .device_wait_s(device_wait_s);
+}
+
+}  // namespace
+
+NB_MODULE(_kestrel, m) {
+  m.doc() = "Kestrel's native module; use the kestrel package.";
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const api::Error& e) {
+      raise(e);
+    }
+  });
+  m.def("version", &api::version);
+
+  nb::class_<api::CancelFlag>(m, "CancelFlag").def(nb::init<>()).def("request", &api::CancelFlag::request);
+
+  nb::class_<PySession>(m, "Session")
+      .def_static(
+          "load",
+          [](const std::string& path, const std::string& backend, const std::string& precision, int32_t threads,
+             int64_t loops, int64_t memory_mb, double wait_s, const std::string& device) {
+            api::Options o = options(backend, precision, threads, loops, memory_mb, wait_s, device);
+            nb::gil_scoped_release unlocked;
+            return new PySession(api::Session(path, o));
+          },
+          nb::arg("path"), nb::arg("backend"), nb::arg("precision"), nb::arg("threads"),
+          nb::arg("max_loop_iterations"), nb::arg("device_memory_mb"), nb::arg("device_wait_s"), nb::arg("device"))
+      .def_static(
+          "from_bytes",
+          [](nb::bytes data, const std::string& backend, const std::string& precision, int32_t threads,
+             int64_t loops, int64_t memory_mb, double wait_s, const std::string& device) {
+            api::Options o = options(backend, precision, threads, loops, memory_mb, wait_s, device);
+            const void* bytes = data.c_str();
+            const size_t size = data.size();
+            nb::gil_scoped_release unlocked;  // (`data` stays referenced by the caller's frame)
+            return new PySession(api::Session::from_bytes(bytes, size, o));
+          },
+          nb::arg("data"), nb::arg("backend"), nb::arg("precision"), nb::arg("threads"),
+          nb::arg("max_loop_iterations"), nb::arg("device_memory_mb"), nb::arg("device_wait_s"), nb::arg("device"))
+      .def("inputs", &PySession::inputs)
+      .def("outputs", &PySession::outputs)
+      .def("backend", &PySession::backend)
+      .def("run", &PySession::run, nb::arg("names"), nb::arg("codes"), nb::arg("shapes"), nb::arg("datas"),
+           nb::arg("cancel").none(), nb::arg("timeout_ms"));
+}

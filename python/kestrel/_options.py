@@ -1,0 +1,190 @@
+"""SessionOptions and RunOptions, with ONNX Runtime's field names where ONNX
+Runtime has the idea and Kestrel's own beside them. Assigning a field that
+does not exist raises AttributeError instead of being silently ignored."""
+import enum
+import operator
+
+from ._errors import InvalidArgument
+from . import _kestrel
+
+
+class GraphOptimizationLevel(enum.IntEnum):
+    """ONNX Runtime's levels, accepted for compatibility: Kestrel always optimizes fully."""
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_LAYOUT = 3
+    ORT_ENABLE_ALL = 99
+
+
+class ExecutionMode(enum.IntEnum):
+    """ONNX Runtime's modes, accepted for compatibility: Kestrel schedules the graph itself."""
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+
+def _whole(name, value, low, high):
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise InvalidArgument(f"{name} must be a whole number, got {value!r}") from None
+    if not low <= value <= high:
+        raise InvalidArgument(f"{name} must be {low} to {high}, got {value}")
+    return value
+
+
+_PRECISIONS = ("auto", "fp32", "fp16")
+
+
+class SessionOptions:
+    """How a session is made.
+
+    intra_op_num_threads: CPU threads (0: every hardware thread).
+    enable_profiling / profile_file_prefix: each run's wall time is recorded and
+      end_profiling() writes them as a Chrome trace (chrome://tracing, Perfetto).
+    precision (Kestrel): "auto", "fp32" or "fp16", the GPU's storage precision.
+    max_loop_iterations (Kestrel): iterations one Loop or Scan node may run per run
+      (None: 1,000,000; 0: no cap).
+    device_memory_mb (Kestrel): GPU memory the session may hold (0: no limit).
+    device_wait_s (Kestrel): the longest wait for one submit of GPU work (0: 120 s).
+    device (Kestrel): the Vulkan device, by index ("1") or part of its name ("h200"); "": the
+      best. (providers=[("VulkanExecutionProvider", {"device_id": 1})] sets it too.)
+    """
+    __slots__ = ("_threads", "enable_profiling", "profile_file_prefix", "_precision", "_loops",
+                 "_memory_mb", "_wait_s", "device", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
+                 "log_severity_level", "log_verbosity_level", "logid", "enable_cpu_mem_arena", "enable_mem_pattern",
+                 "_config")
+
+    def __init__(self):
+        self._threads = 0
+        self.enable_profiling = False
+        self.profile_file_prefix = "kestrel_profile"
+        self._precision = "auto"
+        self._loops = None
+        self._memory_mb = 0
+        self._wait_s = 0.0
+        self.device = ""
+        # ONNX Runtime's own tuning, kept so scripts that set it still run.
+        self.inter_op_num_threads = 0
+        self.graph_optimization_level = GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.execution_mode = ExecutionMode.ORT_SEQUENTIAL
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.enable_cpu_mem_arena = True
+        self.enable_mem_pattern = True
+        self._config = {}
+
+    @property
+    def intra_op_num_threads(self):
+        return self._threads
+
+    @intra_op_num_threads.setter
+    def intra_op_num_threads(self, n):
+        self._threads = _whole("intra_op_num_threads", n, 0, 1024)
+
+    @property
+    def precision(self):
+        return self._precision
+
+    @precision.setter
+    def precision(self, p):
+        if p not in _PRECISIONS:
+            raise InvalidArgument(f"precision must be one of {', '.join(_PRECISIONS)}, got {p!r}")
+        self._precision = p
+
+    @property
+    def max_loop_iterations(self):
+        return self._loops
+
+    @max_loop_iterations.setter
+    def max_loop_iterations(self, n):
+        self._loops = None if n is None else _whole("max_loop_iterations", n, 0, (1 << 63) - 1)
+
+    @property
+    def device_memory_mb(self):
+        return self._memory_mb
+
+    @device_memory_mb.setter
+    def device_memory_mb(self, mb):
+        self._memory_mb = _whole("device_memory_mb", mb, 0, (1 << 63) - 1)
+
+    @property
+    def device_wait_s(self):
+        return self._wait_s
+
+    @device_wait_s.setter
+    def device_wait_s(self, s):
+        if not isinstance(s, (int, float)) or not s >= 0:
+            raise InvalidArgument(f"device_wait_s must be 0 (default) or more seconds, got {s!r}")
+        self._wait_s = float(s)
+
+    # ONNX Runtime's string-keyed entries; "kestrel.<field>" sets a Kestrel field.
+    def add_session_config_entry(self, key, value):
+        if key.startswith("kestrel."):
+            field = key[len("kestrel."):]
+            kinds = {"precision": str, "device": str, "max_loop_iterations": int, "device_memory_mb": int,
+                     "device_wait_s": float}
+            if field not in kinds:
+                raise InvalidArgument(f"unknown Kestrel session config entry {key!r}; Kestrel's are "
+                                      + ", ".join("kestrel." + k for k in kinds))
+            setattr(self, field, kinds[field](value))
+        self._config[key] = str(value)
+
+    def get_session_config_entry(self, key):
+        if key not in self._config:
+            raise InvalidArgument(f"session config entry {key!r} is not set")
+        return self._config[key]
+
+    def _native(self, backend, device):
+        """The arguments of _kestrel.Session.load for this backend and device (None: this.device)."""
+        loops = 0 if self._loops is None else (-1 if self._loops == 0 else self._loops)
+        return dict(backend=backend, precision=self._precision, threads=self._threads, max_loop_iterations=loops,
+                    device_memory_mb=self._memory_mb, device_wait_s=self._wait_s,
+                    device=str(self.device if device is None else device))
+
+
+class RunOptions:
+    """How one run goes. Setting terminate = True (from any thread) stops every
+    run using these options, which raise kestrel.Cancelled; runs started while
+    it stays True fail at once, as in ONNX Runtime. timeout_ms (Kestrel): a run
+    fails with Cancelled once this many milliseconds have passed (0: none)."""
+    __slots__ = ("_flag", "_terminate", "_timeout_ms", "log_severity_level", "log_verbosity_level", "logid",
+                 "run_tag")
+
+    def __init__(self):
+        self._flag = None
+        self._terminate = False
+        self._timeout_ms = 0.0
+        self.log_severity_level = 2
+        self.log_verbosity_level = 0
+        self.logid = ""
+        self.run_tag = ""
+
+    @property
+    def terminate(self):
+        return self._terminate
+
+    @terminate.setter
+    def terminate(self, value):
+        value = bool(value)
+        if value and not self._terminate:
+            self._cancel_flag().request()
+        elif not value and self._terminate:
+            self._flag = None  # a set flag stays set: later runs take a fresh one
+        self._terminate = value
+
+    @property
+    def timeout_ms(self):
+        return self._timeout_ms
+
+    @timeout_ms.setter
+    def timeout_ms(self, ms):
+        if not isinstance(ms, (int, float)) or not ms >= 0:
+            raise InvalidArgument(f"timeout_ms must be 0 (none) or more, got {ms!r}")
+        self._timeout_ms = float(ms)
+
+    def _cancel_flag(self):
+        if self._flag is None:
+            self._flag = _kestrel.CancelFlag()
+        return self._flag

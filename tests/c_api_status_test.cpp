@@ -1,0 +1,148 @@
+// The C API's sized session options, its status codes and its reading of
+// inputs in place (src/api/kestrel.h).
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "api/kestrel.h"
+#include "onnx_builders.h"
+#include "real_models.h"
+
+namespace kestrel {
+namespace {
+
+std::string silero_path() { return real_models::models_dir() + "/silero_vad.onnx"; }
+
+// y = Identity(x): its output is its input's bytes unless Kestrel copies them.
+std::string identity_model() {
+  auto m = test::make_model();
+  auto* g = m.mutable_graph();
+  test::add_input(g, "x", {4});
+  test::add_node(g, "Identity", {"x"}, {"y"});
+  test::add_output(g, "y");
+  return test::bytes_of(m);
+}
+
+// kestrel_session_options: an older caller's shorter struct keeps the defaults
+// of the fields it lacks; a struct_size too small for the first fields is refused.
+TEST(CApiOptions, SessionOptionsAreReadUpToTheCallersStructSize) {
+  kestrel_session_options o{};
+  o.struct_size = sizeof o;
+  o.backend = "cpu";
+  o.threads = 1;
+  kestrel_session* s = kestrel_session_create(silero_path().c_str(), &o);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  EXPECT_STREQ(kestrel_session_backend(s), "cpu");
+  kestrel_session_free(s);
+
+  o.device_memory_mb = -5;  // past an older caller's struct: never read
+  o.struct_size = offsetof(kestrel_session_options, device_memory_mb);
+  s = kestrel_session_create(silero_path().c_str(), &o);
+  EXPECT_NE(s, nullptr) << kestrel_last_error();
+  kestrel_session_free(s);
+
+  o.struct_size = sizeof o;
+  EXPECT_EQ(kestrel_session_create(silero_path().c_str(), &o), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("device_memory_mb"), std::string::npos) << kestrel_last_error();
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_INVALID_ARGUMENT);
+
+  o.device_memory_mb = 0;
+  o.struct_size = 8;
+  EXPECT_EQ(kestrel_session_create(silero_path().c_str(), &o), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("struct_size 8 is too small"), std::string::npos)
+      << kestrel_last_error();
+
+  o.struct_size = sizeof o;
+  o.backend = "tpu";
+  EXPECT_EQ(kestrel_session_create(silero_path().c_str(), &o), nullptr);
+  EXPECT_NE(std::string(kestrel_last_error()).find("unknown backend 'tpu'"), std::string::npos)
+      << kestrel_last_error();
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_INVALID_ARGUMENT);
+}
+
+TEST(CApiOptions, AModelFromItsBytesRunsAsFromItsFile) {
+  std::ifstream f(silero_path(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty()) << silero_path() << " is missing: run scripts/fetch_models.sh";
+  kestrel_session_options o{};
+  o.struct_size = sizeof o;
+  o.backend = "cpu";
+  kestrel_session* s = kestrel_session_create_from_bytes(bytes.data(), bytes.size(), &o);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  EXPECT_EQ(kestrel_session_input_count(s), 3);
+  EXPECT_STREQ(kestrel_session_output_name(s, 0), "output");
+  kestrel_session_free(s);
+}
+
+// Each kind of failure has its code, and a call that succeeds clears it.
+TEST(CApiStatus, EachFailureCarriesItsKind) {
+  EXPECT_EQ(kestrel_session_create("/nonexistent/model.onnx", nullptr), nullptr);
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_NO_SUCH_FILE) << kestrel_last_error();
+
+  const char garbage[] = "this is not a protobuf \x01\x02\x03";
+  EXPECT_EQ(kestrel_session_create_from_bytes(garbage, sizeof garbage, nullptr), nullptr);
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_INVALID_MODEL) << kestrel_last_error();
+
+  auto m = test::make_model();
+  test::add_input(m.mutable_graph(), "x", {4});
+  test::add_node(m.mutable_graph(), "NoSuchOpAnywhere", {"x"}, {"y"});
+  test::add_output(m.mutable_graph(), "y");
+  const std::string unsupported = test::bytes_of(m);
+  EXPECT_EQ(kestrel_session_create_from_bytes(unsupported.data(), unsupported.size(), nullptr), nullptr);
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_NOT_IMPLEMENTED) << kestrel_last_error();
+  EXPECT_NE(std::string(kestrel_last_error()).find("NoSuchOpAnywhere"), std::string::npos) << kestrel_last_error();
+
+  const std::string identity = identity_model();
+  kestrel_session_options o{};
+  o.struct_size = sizeof o;
+  o.backend = "cpu";
+  kestrel_session* s = kestrel_session_create_from_bytes(identity.data(), identity.size(), &o);
+  ASSERT_NE(s, nullptr) << kestrel_last_error();
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_OK);
+  int64_t shape[] = {4};
+  float x[4] = {1, 2, 3, 4};
+  kestrel_tensor in = {KESTREL_FLOAT32, 1, shape, x};
+  const char* wrong[] = {"z"};
+  EXPECT_EQ(kestrel_session_run(s, 1, wrong, &in), nullptr);
+  EXPECT_EQ(kestrel_last_error_code(), KESTREL_INVALID_ARGUMENT) << kestrel_last_error();
+  kestrel_session_free(s);
+}
+
+// Inputs are read in place, yet an output that is an input's own bytes
+// (Identity) is Kestrel's copy: changing or freeing the input afterwards
+// leaves the output as it was.
+TEST(CApiInPlace, OutputsNeverShareTheCallersInputs) {
+  const std::string identity = identity_model();
+  for (const char* backend : {"cpu", "vulkan"}) {
+    SCOPED_TRACE(backend);
+    kestrel_session_options o{};
+    o.struct_size = sizeof o;
+    o.backend = backend;
+    kestrel_session* s = kestrel_session_create_from_bytes(identity.data(), identity.size(), &o);
+    ASSERT_NE(s, nullptr) << kestrel_last_error();
+    int64_t shape[] = {4};
+    std::vector<float> x = {1, 2, 3, 4};
+    kestrel_tensor in = {KESTREL_FLOAT32, 1, shape, x.data()};
+    const char* names[] = {"x"};
+    kestrel_outputs* out = kestrel_session_run(s, 1, names, &in);
+    ASSERT_NE(out, nullptr) << kestrel_last_error();
+    kestrel_tensor y{};
+    ASSERT_EQ(kestrel_outputs_get(out, 0, &y), 0);
+    EXPECT_NE(y.data, static_cast<const void*>(x.data()));
+    std::fill(x.begin(), x.end(), -1.0f);
+    x.clear();
+    x.shrink_to_fit();
+    const float* yv = static_cast<const float*>(y.data);
+    EXPECT_EQ(std::vector<float>(yv, yv + 4), (std::vector<float>{1, 2, 3, 4}));
+    kestrel_outputs_free(out);
+    kestrel_session_free(s);
+  }
+}
+
+}  // namespace
+}  // namespace kestrel

@@ -1,0 +1,31 @@
+"""Shared by the Python package's tests: the real models (scripts/fetch_models.sh
+downloads them into models/) and their inputs. The tests import the installed
+package (pip install .), never the source folder."""
+import os
+
+import numpy as np
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODELS = os.path.join(ROOT, "models")
+
+
+def model_path(name):
+    path = os.path.join(MODELS, name)
+    assert os.path.exists(path), f"{path} is missing: run scripts/fetch_models.sh"
+    return path
+
+
+def silero_feeds():
+    i = np.arange(576, dtype=np.float32)
+    return {"input": (0.3 * np.sin(2 * np.pi * 180 * i / 16000))[None, :].astype(np.float32),
+            "state": np.zeros((2, 1, 128), np.float32), "sr": np.array(16000, np.int64)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_package():
+    import kestrel
+    here = os.path.dirname(kestrel.__file__)
+    assert not here.startswith(os.path.join(ROOT, "python")), \
+        f"kestrel was imported from the source folder ({here}); the tests are for the installed package"
+    return kestrel
