@@ -20,13 +20,13 @@ struct HelpCase {
 TEST(CliHelp, EachCommandPrintsItsOwnUsage) {
   const std::vector<HelpCase> cases = {
       {"run --help", "run",
-       {"--input", "--output-dir", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed",
+       {"--input", "--inputs", "--output-dir", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed",
         "--save-inputs", "--runs", "--max-loop-iterations"}},
       {"bench model.onnx -h", "bench",
-       {"--input", "--backend", "--precision", "--threads", "--runs", "--warmup", "--dim", "--shape", "--json", "--profile"}},
+       {"--input", "--inputs", "--backend", "--precision", "--threads", "--runs", "--warmup", "--dim", "--shape", "--json", "--profile"}},
       {"parity --help", "parity",
-       {"--input", "--backend", "--precision", "--threads", "--dim", "--shape", "--seed", "--tol", "--min-cosine"}},
-      {"inspect -h", "inspect", {"--json", "--nodes", "--backend", "--precision", "--run", "--input", "--dim", "--shape"}},
+       {"--input", "--inputs", "--backend", "--precision", "--threads", "--dim", "--shape", "--seed", "--tol", "--min-cosine"}},
+      {"inspect -h", "inspect", {"--json", "--nodes", "--backend", "--precision", "--run", "--input", "--inputs", "--dim", "--shape"}},
       {"remove-bg --help", "remove-bg", {"--backend", "--precision", "--threads"}},
   };
   for (const HelpCase& c : cases) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "apps/cli.h"
+#include "apps/input_files.h"
 #include "core/npy.h"
 
 namespace kestrel::cli {
@@ -158,7 +159,9 @@ Tensor random_tensor(const TensorInfo& info, const Shape& shape, std::mt19937& r
 
 std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsigned seed) {
   std::map<std::string, Tensor> in;
-  for (const auto& [name, file] : named_values(a, "--input", "NAME=FILE.npy")) in[name] = read_npy(file);
+  for (auto it = a.flags.lower_bound("--inputs"); it != a.flags.upper_bound("--inputs"); ++it)
+    for (auto& [name, t] : read_npz(it->second)) in[name] = std::move(t);
+  for (const auto& [name, file] : named_values(a, "--input", "NAME=FILE.npy|FILE.pb")) in[name] = read_input_file(file);
   std::map<std::string, int64_t> dims;
   for (const auto& [symbol, n] : named_values(a, "--dim", "SYMBOL=N"))
     dims[symbol] = parse_dim(n, "--dim", "SYMBOL=N", symbol + "=" + n);

@@ -68,7 +68,7 @@ void print_nodes(ir::Graph& g, const runtime::Config& c) {
 }
 
 int cmd_inspect(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--shape", "--input", "--threads"}, {"--json", "--nodes", "--run"});
+  Args a = parse_args(argc, argv, {"--backend", "--precision", "--dim", "--shape", "--input", "--inputs", "--threads"}, {"--json", "--nodes", "--run"});
   KESTREL_CHECK(a.positional.size() == 1, "inspect expects one MODEL argument");
   // Inspect must work on models Kestrel cannot run, so it loads without validating.
   onnx_io::Model m = onnx_io::load_model_file(a.positional[0]);

@@ -11,7 +11,7 @@
 namespace kestrel::cli {
 
 int cmd_parity(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed",
+  Args a = parse_args(argc, argv, {"--input", "--inputs", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed",
                                    "--tol", "--min-cosine"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "parity expects one MODEL argument");
   const double tol = a.get_double("--tol", -1), min_cosine = a.get_double("--min-cosine", -2);

@@ -15,7 +15,7 @@
 namespace kestrel::cli {
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--output-dir", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed", "--save-inputs", "--runs", "--max-loop-iterations"}, {});
+  Args a = parse_args(argc, argv, {"--input", "--inputs", "--output-dir", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed", "--save-inputs", "--runs", "--max-loop-iterations"}, {});
   KESTREL_CHECK(a.positional.size() == 1, "run expects one MODEL argument");
   auto s = Session::load(a.positional[0], session_options(a));
   auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
@@ -137,7 +137,7 @@ size_t peak_rss_bytes() {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--backend", "--precision", "--cpu-kernels", "--threads", "--runs", "--warmup", "--dim", "--shape",
+  Args a = parse_args(argc, argv, {"--input", "--inputs", "--backend", "--precision", "--cpu-kernels", "--threads", "--runs", "--warmup", "--dim", "--shape",
                                        "--max-loop-iterations"},
                       {"--json", "--profile"});
   KESTREL_CHECK(a.positional.size() == 1, "bench expects one MODEL argument");

@@ -20,19 +20,19 @@ struct Command {
 };
 const Command kCommands[] = {
     {"run", cli::cmd_run,
-     "run MODEL [--input NAME=FILE.npy]... [--output-dir DIR] [--backend auto|cpu|vulkan] [--precision auto|fp32|fp16]\n"
+     "run MODEL [--input NAME=FILE.npy|FILE.pb]... [--inputs FILE.npz]... [--output-dir DIR] [--backend auto|cpu|vulkan] [--precision auto|fp32|fp16]\n"
      "      [--threads N] [--dim SYM=N]... [--shape NAME=D0,D1,...]... [--seed N] [--save-inputs DIR] [--runs N]\n"
      "      (missing inputs are seeded random, open dims 1 unless --dim or --shape sets them; DIR/i.npy is input i)\n"
      "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
      "      [--cpu-kernels fast|reference]  (reference: the plain oracle kernels alone, slower; bench and parity take it too)\n"},
     {"bench", cli::cmd_bench,
-     "bench MODEL [--input NAME=FILE.npy]... [--backend ...] [--precision ...] [--threads N] [--runs N] [--warmup N]\n"
+     "bench MODEL [--input NAME=FILE.npy|FILE.pb]... [--inputs FILE.npz]... [--backend ...] [--precision ...] [--threads N] [--runs N] [--warmup N]\n"
      "      [--dim SYM=N]... [--shape NAME=D0,D1,...]... [--json] [--profile]\n"},
     {"inspect", cli::cmd_inspect,
      "inspect MODEL [--json] [--nodes] [--backend vulkan [--precision ...] [--run]]  (with --backend: the static GPU/CPU split;\n"
-     "      --run: of one run, with --input, --dim, --shape and --threads as for run)\n"},
+     "      --run: of one run, with --input, --inputs, --dim, --shape and --threads as for run)\n"},
     {"parity", cli::cmd_parity,
-     "parity MODEL [--input NAME=FILE.npy]... [--backend ...] [--precision ...] [--threads N] [--dim SYM=N]...\n"
+     "parity MODEL [--input NAME=FILE.npy|FILE.pb]... [--inputs FILE.npz]... [--backend ...] [--precision ...] [--threads N] [--dim SYM=N]...\n"
      "      [--shape NAME=D0,D1,...]... [--seed N] [--tol MAX_REL] [--min-cosine C]\n"
      "      (exit 1 when outputs differ in count or shape or pass a bound)\n"},
     {"remove-bg", cli::cmd_remove_bg, "remove-bg ISNET_MODEL PHOTO OUT.png [--backend ...] [--precision ...] [--threads N]\n"},
