@@ -15,6 +15,7 @@ pkgs=(build-essential cmake pkg-config
       libstb-dev                                      # JPEG/PNG read and write for the demos
       nlohmann-json3-dev                              # the CLI's JSON output (inspect, bench, probe)
       libzip-dev                                      # the CLI's .npz inputs (numpy's zip archives)
+      libcli11-dev                                    # the CLI's argument parser
       python3-venv python3-dev                        # the Python package's build and test environment (.deps/python)
       clang libclang-rt-14-dev libomp-14-dev          # libFuzzer + AddressSanitizer for the fuzzers (clang's OpenMP)
       nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference

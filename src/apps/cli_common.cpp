@@ -1,7 +1,8 @@
 #include <unistd.h>
 
-#include <algorithm>
+#include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -55,38 +56,32 @@ double Args::get_double(const std::string& flag, double def) const {
   fail(flag, " expects a number, got '", v, "'");
 }
 
+// Parsed by CLI11 (Debian's libcli11-dev): --flag VALUE and --flag=VALUE,
+// repeated flags kept in order, switches, and positional arguments anywhere.
+// Each command's --help is the CLI's own usage table (main.cpp), so CLI11's
+// help flag is off; values are checked by the typed getters above, whose
+// messages name the flag and the form it takes.
 Args parse_args(int argc, char** argv, const std::vector<std::string>& value_flags,
                 const std::vector<std::string>& switch_flags) {
+  CLI::App app{"kestrel"};
+  app.set_help_flag();
   Args a;
-  for (int i = 0; i < argc; ++i) {
-    std::string s = argv[i];
-    if (s.rfind("--", 0) != 0) {
-      a.positional.push_back(s);
-      continue;
-    }
-    std::string value;
-    bool inline_value = false;
-    if (auto eq = s.find('='); eq != std::string::npos && s.find('=') < s.size()) {
-      // --threads=4 form (but --input NAME=FILE keeps its '=' in the value)
-      std::string head = s.substr(0, eq);
-      if (std::find(value_flags.begin(), value_flags.end(), head) != value_flags.end()) {
-        value = s.substr(eq + 1);
-        s = head;
-        inline_value = true;
-      }
-    }
-    if (std::find(value_flags.begin(), value_flags.end(), s) != value_flags.end()) {
-      if (!inline_value) {
-        KESTREL_CHECK(i + 1 < argc, s, " needs a value");
-        value = argv[++i];
-      }
-      a.flags.emplace(s, value);
-    } else if (std::find(switch_flags.begin(), switch_flags.end(), s) != switch_flags.end()) {
-      a.switches.push_back(s);
-    } else {
-      fail("unknown option '", s, "'");
-    }
+  app.add_option("arguments", a.positional);
+  std::map<std::string, std::vector<std::string>> values;
+  for (const std::string& f : value_flags) app.add_option(f, values[f])->allow_extra_args(false)->type_name("VALUE");
+  std::map<std::string, int64_t> times;
+  for (const std::string& f : switch_flags) app.add_flag(f, times[f]);
+  std::vector<std::string> args(argv, argv + argc);
+  std::reverse(args.begin(), args.end());  // (CLI11 takes them last first)
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    fail(e.what());
   }
+  for (const auto& [flag, list] : values)
+    for (const std::string& v : list) a.flags.emplace(flag, v);
+  for (const auto& [flag, n] : times)
+    if (n > 0) a.switches.push_back(flag);
   return a;
 }
 

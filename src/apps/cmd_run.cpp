@@ -31,7 +31,10 @@ int cmd_run(int argc, char** argv) {
   KESTREL_CHECK(runs >= 1, "--runs must be at least 1");
   RunStats st;
   std::vector<Tensor> outs;
-  for (int r = 0; r < runs; ++r) outs = s->run(inputs, &st);
+  for (int r = 0; r < runs; ++r) {
+    outs = s->run(inputs, &st);
+    if (runs > 1) progress("run", r + 1, runs);
+  }
   for (size_t i = 0; i < outs.size(); ++i)
     std::printf("output %zu '%s': %s\n", i, s->outputs()[i].name.c_str(), summarize(outs[i]).c_str());
   std::printf("time: %.3f ms (backend %s, %d threads)\n", st.ms, s->backend_name().c_str(), s->threads());
