@@ -73,6 +73,11 @@ R guarded(R failed, F&& f) {
   return failed;
 }
 
+// Whether the caller's struct (its struct_size, from the header it was built
+// with) reaches to the end of `field`.
+#define KESTREL_HAS_FIELD(ptr, type, field) \
+  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)nullptr)->field))
+
 // A caller's mistake at the C boundary (a NULL pointer, a bad index or size).
 template <typename... A>
 [[noreturn]] void misuse(const A&... parts) {
@@ -93,7 +98,7 @@ struct CheckedTensor {
   size_t nbytes;
 };
 CheckedTensor check_tensor(const std::string& what, const kestrel_tensor& t) {
-    auto dtype = kestrel::DType(t.dtype);
+  auto dtype = kestrel::DType(t.dtype);
   if (kestrel::dtype_size(dtype) == 0 || t.dtype == int32_t(kestrel::DType::String))
     misuse(what, ": element type ", t.dtype, " is not one Kestrel takes (see KESTREL_FLOAT32 ...)");
   if (t.rank < 0 || t.rank > kMaxRank) misuse(what, ": rank ", t.rank, " is not 0 to ", kMaxRank);
@@ -179,22 +184,21 @@ kestrel::SessionOptions session_options(const char* call, const kestrel_session_
   if (!o) return so;
   if (o->struct_size < offsetof(kestrel_session_options, threads) + sizeof(int32_t))
     misuse(call, ": struct_size ", o->struct_size, " is too small; set it to sizeof(kestrel_session_options)");
-  auto has = [&](size_t offset, size_t size) { return o->struct_size >= offset + size; };
   if (o->backend) so.backend = kestrel::parse_backend(o->backend);
   if (o->precision) so.precision = kestrel::parse_precision(o->precision);
   so.threads = o->threads;
-  if (has(offsetof(kestrel_session_options, max_loop_iterations), sizeof(int64_t))) {
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, max_loop_iterations)) {
     if (o->max_loop_iterations < -1)
       misuse("kestrel_session_options.max_loop_iterations must be -1 (no cap), 0 (default) or more, got ",
              o->max_loop_iterations);
     if (o->max_loop_iterations == -1) so.max_loop_iterations = 0;
     else if (o->max_loop_iterations > 0) so.max_loop_iterations = o->max_loop_iterations;
   }
-  if (has(offsetof(kestrel_session_options, device_memory_mb), sizeof(int64_t)))
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, device_memory_mb))
     so.device_memory_mb = o->device_memory_mb;
-  if (has(offsetof(kestrel_session_options, device_wait_s), sizeof(double)) && o->device_wait_s != 0)
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, device_wait_s) && o->device_wait_s != 0)
     so.device_wait_s = o->device_wait_s;
-  if (has(offsetof(kestrel_session_options, device), sizeof(const char*)) && o->device) so.vulkan_device = o->device;
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, device) && o->device) so.vulkan_device = o->device;
   return so;
 }
 
@@ -219,10 +223,9 @@ kestrel_session_options combined(const kestrel_options* options, const kestrel_l
     if (limits->struct_size < offsetof(kestrel_limits, max_loop_iterations) + sizeof(int64_t))
       misuse("kestrel_session_load_with_limits: struct_size ", limits->struct_size,
              " is too small; set it to sizeof(kestrel_limits)");
-    auto has = [&](size_t offset, size_t size) { return limits->struct_size >= offset + size; };
     o.max_loop_iterations = limits->max_loop_iterations;
-    if (has(offsetof(kestrel_limits, device_memory_mb), sizeof(int64_t))) o.device_memory_mb = limits->device_memory_mb;
-    if (has(offsetof(kestrel_limits, device_wait_s), sizeof(double))) o.device_wait_s = limits->device_wait_s;
+    if (KESTREL_HAS_FIELD(limits, kestrel_limits, device_memory_mb)) o.device_memory_mb = limits->device_memory_mb;
+    if (KESTREL_HAS_FIELD(limits, kestrel_limits, device_wait_s)) o.device_wait_s = limits->device_wait_s;
   }
   return o;
 }

@@ -38,20 +38,19 @@ void append(std::ostringstream& os, const T& v, const R&... rest) {
 }
 }  // namespace detail
 
-// Builds a message from any streamable pieces: fail("node ", name, ": bad axis ", axis).
-template <typename... A>
-[[noreturn]] void fail(const A&... parts) {
-  std::ostringstream os;
-  detail::append(os, parts...);
-  throw Error(os.str());
-}
-
-// fail() for a failure of a known kind: fail_as(ErrorKind::InvalidArgument, "input '", n, "' ...").
+// Throws an Error of `kind` whose message is built from any streamable pieces:
+// fail_as(ErrorKind::InvalidArgument, "input '", n, "' ...").
 template <typename... A>
 [[noreturn]] void fail_as(ErrorKind kind, const A&... parts) {
   std::ostringstream os;
   detail::append(os, parts...);
   throw Error(os.str(), kind);
+}
+
+// The same for a failure of no particular kind: fail("node ", name, ": bad axis ", axis).
+template <typename... A>
+[[noreturn]] void fail(const A&... parts) {
+  fail_as(ErrorKind::Failure, parts...);
 }
 
 // Runs f; an Error of no particular kind (Failure) that it throws is thrown
