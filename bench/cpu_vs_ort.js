@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Times Kestrel's CPU backend and ONNX Runtime's CPU EP on each real model, on
 // the same inputs and at the same thread count, in one run, and prints the ratio.
-//   node bench/cpu_vs_ort.js [--threads N] [--runs N] [--models a,b] [--markdown]
+//   node bench/cpu_vs_ort.js [--threads N] [--runs N] [--models a,b] [--markdown] [--kestrel PATH]
 // Needs: build/kestrel, scripts/fetch_models.sh run, .deps (scripts/setup.sh).
 'use strict';
 const { execFileSync } = require('child_process');
@@ -19,7 +19,7 @@ const threads = parseInt(arg('--threads', String(os.cpus().length)), 10);
 const runs = parseInt(arg('--runs', '10'), 10);
 const only = arg('--models', '');
 
-const kestrel = path.join(top, 'build', 'kestrel');
+const kestrel = path.resolve(arg('--kestrel', path.join(top, 'build', 'kestrel')));
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kestrel-bench-'));
 const rows = [];

@@ -17,6 +17,7 @@ pkgs=(build-essential cmake pkg-config
       libzip-dev                                      # the CLI's .npz inputs (numpy's zip archives)
       libcli11-dev                                    # the CLI's argument parser
       python3-venv python3-dev                        # the Python package's build and test environment (.deps/python)
+      qemu-user                                       # runs the baseline build on an emulated CPU without AVX (a test)
       clang libclang-rt-14-dev libomp-14-dev          # libFuzzer + AddressSanitizer for the fuzzers (clang's OpenMP)
       nodejs npm ca-certificates)                     # ONNX Runtime (npm) as the reference
 missing=()

@@ -59,7 +59,7 @@ TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
   EXPECT_EQ(c.vulkan.trace, 2);
   EXPECT_EQ(c.vulkan.attention_chunk, 4);
   EXPECT_EQ(c.process.pool_cap_bytes, size_t(7) << 20);
-  EXPECT_FALSE(c.process.avx512);
+  EXPECT_EQ(c.process.cpu_isa, CpuIsa::Avx2);
   EXPECT_EQ(c.vulkan.device.pipeline_cache_dir, "/tmp/kestrel-config-test/kestrel");
 }
 

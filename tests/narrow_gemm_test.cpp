@@ -20,7 +20,7 @@ namespace {
 // `isa` (or the fast SGEMM, for widths past it) against a double-precision reference: float32 sums of K products of values in
 // [-1, 1] stay within 1e-4 * sqrt(K); the padding between rows of C (its
 // -99 fill) is left alone.
-void expect_matches_reference(backends::cpu::NarrowIsa isa, std::mt19937& rng, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
+void expect_matches_reference(CpuIsa isa, std::mt19937& rng, bool tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t ldb,
                               int64_t ldc) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<float> A(size_t(M * lda)), B(size_t((tb ? N : K) * ldb)), C(size_t(M * ldc), -99.f);
@@ -44,10 +44,10 @@ void expect_matches_reference(backends::cpu::NarrowIsa isa, std::mt19937& rng, b
 }  // namespace
 
 // Both instruction sets where the CPU has them (AVX-512 runs only there).
-class NarrowGemm : public ::testing::TestWithParam<backends::cpu::NarrowIsa> {
+class NarrowGemm : public ::testing::TestWithParam<CpuIsa> {
  protected:
   void SetUp() override {
-    if (GetParam() == backends::cpu::NarrowIsa::Avx512 && !backends::cpu::cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F";
+    if (GetParam() > cpu_isa_detected()) GTEST_SKIP() << "this CPU has no " << cpu_isa_name(GetParam());
   }
 };
 
@@ -71,8 +71,8 @@ TEST_P(NarrowGemm, FewRowsAgainstATransposedBAgreeWithADoubleReference) {
         expect_matches_reference(GetParam(), rng, true, M, N, K, M == 3 ? K + 5 : K, K + 1, N + 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isa, NarrowGemm, ::testing::Values(backends::cpu::NarrowIsa::Avx2, backends::cpu::NarrowIsa::Avx512),
-                         [](const auto& info) { return info.param == backends::cpu::NarrowIsa::Avx2 ? "avx2" : "avx512"; });
+INSTANTIATE_TEST_SUITE_P(Isa, NarrowGemm, ::testing::Values(CpuIsa::Avx2, CpuIsa::Avx512),
+                         [](const auto& info) { return std::string(cpu_isa_name(info.param)); });
 
 // im2row (a convolution's windows as rows, for the narrow product) is
 // im2col transposed, for 1-D and 2-D windows with stride, dilation and

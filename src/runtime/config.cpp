@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "core/buffer_pool.h"
-#include "backends/cpu/narrow_gemm.h"
 #include "ops/registry.h"
 
 namespace kestrel::runtime {
@@ -56,7 +55,7 @@ std::string pipeline_cache_dir() {
 
 void ProcessSettings::apply() const {
   set_pool_cap(pool_cap_bytes);
-  backends::cpu::allow_avx512(avx512);
+  cap_cpu_isa(cpu_isa);
   ops::set_poison_outputs(poison_outputs);
 }
 
@@ -111,7 +110,8 @@ Config Config::of(const SessionOptions& o) {
   v.replay = o.replay && env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
 
   c.process.pool_cap_bytes = size_t(env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096)) << 20;
-  c.process.avx512 = env_choice("KESTREL_CPU_ISA", {"avx2", "avx512"}) != "avx2";
+  const std::string isa = env_choice("KESTREL_CPU_ISA", {"baseline", "avx2", "avx512"});
+  c.process.cpu_isa = isa == "baseline" ? CpuIsa::Baseline : isa == "avx2" ? CpuIsa::Avx2 : CpuIsa::Avx512;
   c.process.poison_outputs = env_choice("KESTREL_POISON_OUTPUTS", {"0", "1"}) == "1";
   return c;
 }

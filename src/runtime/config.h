@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/vulkan/vulkan_backend.h"
+#include "core/cpu_isa.h"
 #include "families/families.h"
 #include "runtime/session_options.h"
 
@@ -19,7 +20,7 @@ namespace kestrel::runtime {
 // only, so every session of a process applies the same.
 struct ProcessSettings {
   size_t pool_cap_bytes = size_t(4096) << 20;  // KESTREL_POOL_MB: the most idle tensor memory kept
-  bool avx512 = true;                           // KESTREL_CPU_ISA=avx2: the AVX2 kernels even where AVX-512F is
+  CpuIsa cpu_isa = CpuIsa::Avx512;              // KESTREL_CPU_ISA=baseline|avx2: the CPU kernels at most at that level
   bool poison_outputs = false;                  // KESTREL_POISON_OUTPUTS=1: kernel outputs start as NaN bytes
 
   void apply() const;

@@ -3,34 +3,18 @@
 #include "backends/cpu/narrow_gemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 namespace kestrel::backends::cpu {
 
-bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
-
-namespace {
-std::atomic<bool> avx512_allowed{true};
-}  // namespace
-
-void allow_avx512(bool allowed) { avx512_allowed = allowed; }
-
-NarrowIsa narrow_isa() {
-  return cpu_has_avx512() && avx512_allowed.load(std::memory_order_relaxed) ? NarrowIsa::Avx512 : NarrowIsa::Avx2;
-}
-
 bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
-                 float* C, int64_t ldc, NarrowIsa isa) {
-  if (K < 8) return false;
+                 float* C, int64_t ldc, CpuIsa isa) {
+  if (K < 8 || isa == CpuIsa::Baseline) return false;
   // (One thread: splitting these products over threads measured slower on
   // the 16-core H200 host, 0.07 -> 0.16 ms for Silero VAD.)
-  auto* narrow = isa == NarrowIsa::Avx512 ? narrow_avx512::narrow : narrow_avx2::narrow;
+  auto* narrow = isa == CpuIsa::Avx512 ? narrow_avx512::narrow : narrow_avx2::narrow;
   static thread_local std::vector<float> v;
   if (!tb && N <= 8) {  // B's N columns, gathered contiguous in K
     v.resize(size_t(N * K));

@@ -1,0 +1,40 @@
+#include "core/cpu_isa.h"
+
+#include <cpuid.h>
+
+#include <algorithm>
+#include <atomic>
+
+namespace kestrel {
+namespace {
+std::atomic<CpuIsa> cap{CpuIsa::Avx512};
+}  // namespace
+
+CpuIsa cpu_isa_detected() {
+  // AVX2, FMA and F16C together (the AVX2 kernels use all three), with the
+  // OS saving the YMM state, which __builtin_cpu_supports checks. F16C is
+  // read from CPUID itself: clang's builtin does not know it.
+  static const CpuIsa detected = [] {
+    __builtin_cpu_init();
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !f16c) return CpuIsa::Baseline;
+    return __builtin_cpu_supports("avx512f") ? CpuIsa::Avx512 : CpuIsa::Avx2;
+  }();
+  return detected;
+}
+
+CpuIsa cpu_isa() { return std::min(cpu_isa_detected(), cap.load(std::memory_order_relaxed)); }
+
+void cap_cpu_isa(CpuIsa c) { cap.store(c, std::memory_order_relaxed); }
+
+const char* cpu_isa_name(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Baseline: return "baseline";
+    case CpuIsa::Avx2: return "avx2";
+    case CpuIsa::Avx512: return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace kestrel

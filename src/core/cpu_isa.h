@@ -1,0 +1,28 @@
+// The x86-64 instruction-set levels Kestrel's CPU kernels come in. The
+// library is compiled for the baseline (CMake's KESTREL_CPU_BASELINE); the
+// kernels that gain from wider vectors are also compiled for AVX2 and
+// AVX-512 and pick a level at run time: the highest this CPU reports, capped
+// for the whole process by cap_cpu_isa (runtime::Config sets the cap from
+// SessionOptions::cpu_isa or KESTREL_CPU_ISA; tests force each level).
+#pragma once
+
+namespace kestrel {
+
+enum class CpuIsa {
+  Baseline,  // x86-64: SSE2
+  Avx2,      // x86-64-v3: AVX2, FMA, F16C (Haswell and Zen on)
+  Avx512,    // AVX-512F on top (Skylake-SP, Zen 4 on)
+};
+
+// What this CPU has.
+CpuIsa cpu_isa_detected();
+// What the kernels use: the detected level, at most the cap.
+CpuIsa cpu_isa();
+// Caps the level for the whole process (Avx512: no cap). Kernels read it on
+// every call, so a change applies to the next call.
+void cap_cpu_isa(CpuIsa cap);
+
+// "baseline", "avx2", "avx512".
+const char* cpu_isa_name(CpuIsa isa);
+
+}  // namespace kestrel

@@ -1,0 +1,19 @@
+// Compiles the functions between KESTREL_ISA_AVX2_BEGIN and KESTREL_ISA_END
+// for AVX2, FMA and F16C (x86-64-v3) while the rest of the library keeps the
+// baseline: a kernel file includes its kernels' body (a .inc of functions,
+// no headers) once at the baseline and once between these, each in a
+// namespace of its own, and picks one by cpu_isa() (core/cpu_isa.h). Only
+// functions defined in the region get the wider instructions; templates
+// from headers included before it (std::vector, std::min) keep the baseline,
+// so no out-of-line copy the linker might share with baseline code holds an
+// instruction a baseline CPU lacks. GCC and clang spell the region apart.
+#pragma once
+
+#if defined(__clang__)
+#define KESTREL_ISA_AVX2_BEGIN \
+  _Pragma("clang attribute push(__attribute__((target(\"avx2,fma,f16c\"))), apply_to = function)")
+#define KESTREL_ISA_END _Pragma("clang attribute pop")
+#else
+#define KESTREL_ISA_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma,f16c\")")
+#define KESTREL_ISA_END _Pragma("GCC pop_options")
+#endif

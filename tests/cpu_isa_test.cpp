@@ -1,0 +1,115 @@
+// The CPU kernels compiled per instruction-set level (core/cpu_isa.h) give
+// the same answers at every level this CPU has: the level is capped for the
+// process as KESTREL_CPU_ISA caps it, each kernel is run, and the results are
+// held against a plain loop (or, for conversions, bit for bit against the
+// baseline). Levels the CPU lacks are skipped by name.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backends/cpu/conv_depthwise.h"
+#include "backends/cpu/narrow_gemm.h"
+#include "core/cpu_isa.h"
+#include "core/tensor.h"
+
+namespace kestrel {
+namespace {
+
+// Caps the level for one test and lifts the cap after it.
+class AtEachLevel : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  void SetUp() override {
+    if (GetParam() > cpu_isa_detected()) GTEST_SKIP() << "this CPU has no " << cpu_isa_name(GetParam());
+    cap_cpu_isa(GetParam());
+    ASSERT_EQ(cpu_isa(), GetParam());
+  }
+  void TearDown() override { cap_cpu_isa(CpuIsa::Avx512); }
+};
+
+ops::WindowGeom geom(int64_t H, int64_t W, int64_t K, int64_t stride, int64_t dil, int64_t pad) {
+  ops::WindowGeom g;
+  g.nd = 2;
+  g.in = {H, W};
+  g.kernel = {K, K};
+  g.stride = {stride, stride};
+  g.dil = {dil, dil};
+  g.pad_begin = {pad, pad};
+  g.pad_end = {pad, pad};
+  for (int64_t n : {H, W}) g.out.push_back((n + 2 * pad - dil * (K - 1) - 1) / stride + 1);
+  return g;
+}
+
+// Every path of the depthwise kernel: stride 1 and 2 on rows narrower and
+// wider than its in-place bound (48 outputs), dilation (the generic loop),
+// with and without padding.
+TEST_P(AtEachLevel, DepthwiseConvolutionMatchesAPlainLoop) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  for (const auto& g : {geom(16, 16, 3, 1, 1, 1), geom(16, 16, 3, 2, 1, 1), geom(64, 128, 3, 1, 1, 1),
+                        geom(64, 128, 5, 2, 1, 2), geom(33, 97, 3, 1, 2, 2), geom(20, 20, 3, 1, 1, 0)}) {
+    std::vector<float> x(size_t(g.in_size())), w(size_t(g.kernel_size())), y(size_t(g.out_size()));
+    for (float& v : x) v = u(rng);
+    for (float& v : w) v = u(rng);
+    const float bias = 0.25f;
+    backends::cpu::depthwise_plane(g, x.data(), w.data(), bias, y.data());
+    for (int64_t oy = 0; oy < g.out[0]; ++oy)
+      for (int64_t ox = 0; ox < g.out[1]; ++ox) {
+        double want = bias;
+        for (int64_t ky = 0; ky < g.kernel[0]; ++ky)
+          for (int64_t kx = 0; kx < g.kernel[1]; ++kx) {
+            int64_t iy = oy * g.stride[0] - g.pad_begin[0] + ky * g.dil[0];
+            int64_t ix = ox * g.stride[1] - g.pad_begin[1] + kx * g.dil[1];
+            if (iy < 0 || ix < 0 || iy >= g.in[0] || ix >= g.in[1]) continue;
+            want += double(x[size_t(iy * g.in[1] + ix)]) * w[size_t(ky * g.kernel[1] + kx)];
+          }
+        // 25 products of values in [-1, 1], summed in float32 in another order.
+        ASSERT_NEAR(y[size_t(oy * g.out[1] + ox)], want, 1e-5)
+            << "at " << oy << "," << ox << " of " << g.out[0] << "x" << g.out[1] << ", stride " << g.stride[0]
+            << ", dilation " << g.dil[0];
+      }
+  }
+}
+
+// float32 <-> float16 (F16C from AVX2 on): the same bits as the baseline's
+// rounding, over normal, subnormal, overflowing and special values.
+TEST_P(AtEachLevel, HalfConversionsGiveTheBaselinesBits) {
+  std::vector<float> v = {0.f, -0.f, 1.f, -2.5f, 65504.f, 65520.f, 1e6f, 6e-8f, 3e-5f, 1.0009765625f,
+                          INFINITY, -INFINITY, NAN};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> n(0.f, 300.f);
+  for (int i = 0; i < 1000; ++i) v.push_back(n(rng));
+  Tensor f = Tensor::from_f32({int64_t(v.size())}, v);
+  Tensor h = f.cast(DType::Float16);
+  Tensor back = h.cast(DType::Float32);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint16_t want = float_to_half(v[i]);
+    ASSERT_EQ(h.data<uint16_t>()[i], want) << "float " << v[i];
+    const float r = back.data<float>()[i], r_want = half_to_float(want);
+    if (std::isnan(r_want)) ASSERT_TRUE(std::isnan(r));
+    else ASSERT_EQ(r, r_want) << "half " << want;
+  }
+}
+
+// The narrow products run on AVX2 and AVX-512 only; at the baseline they
+// decline and oneDNN (with its own dispatch) takes the product.
+TEST_P(AtEachLevel, NarrowProductsRunFromAvx2On) {
+  std::vector<float> a(16 * 32, 1.f), b(32 * 4, 1.f), c(16 * 4, 0.f);
+  const bool ran = backends::cpu::narrow_gemm(false, 16, 4, 32, a.data(), 32, b.data(), 4, c.data(), 4);
+  EXPECT_EQ(ran, GetParam() != CpuIsa::Baseline);
+  if (ran) EXPECT_EQ(c[0], 32.f);
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuIsa, AtEachLevel, ::testing::Values(CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512),
+                         [](const auto& info) { return std::string(cpu_isa_name(info.param)); });
+
+TEST(CpuIsa, TheCapNeverRaisesTheLevelPastTheCpus) {
+  cap_cpu_isa(CpuIsa::Baseline);
+  EXPECT_EQ(cpu_isa(), CpuIsa::Baseline);
+  cap_cpu_isa(CpuIsa::Avx512);
+  EXPECT_EQ(cpu_isa(), cpu_isa_detected());
+}
+
+}  // namespace
+}  // namespace kestrel
