@@ -79,6 +79,69 @@ TEST(CApiOptions, AModelFromItsBytesRunsAsFromItsFile) {
   kestrel_session_free(s);
 }
 
+// The tuning fields reach the session: with trace = 1 each executed node
+// writes one line on stderr, and the CLIP fixture on the GPU runs as a few
+// nodes around its fused encoder unless families = -1 (op by op: many more).
+TEST(CApiOptions, TuningFieldsReachTheSession) {
+  const std::string clip = std::string(KESTREL_SOURCE_DIR) + "/tests/models/clip/torchscript.onnx";
+  std::vector<float> pixels(3 * 36 * 36, 0.5f);
+  const int64_t shape[4] = {1, 3, 36, 36};
+  const kestrel_tensor in{KESTREL_FLOAT32, 4, shape, pixels.data()};
+  auto trace_lines = [&](int32_t families) {
+    kestrel_session_options o{};
+    o.struct_size = sizeof o;
+    o.backend = "vulkan";
+    o.trace = 1;
+    o.families = families;
+    o.gemm_tiles = "small";
+    o.replay = -1;
+    kestrel_session* s = kestrel_session_create(clip.c_str(), &o);
+    EXPECT_NE(s, nullptr) << kestrel_last_error();
+    if (!s) return size_t(0);
+    const char* names[] = {kestrel_session_input_name(s, 0)};
+    ::testing::internal::CaptureStderr();
+    kestrel_outputs* out = kestrel_session_run(s, 1, names, &in);
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(out, nullptr) << kestrel_last_error();
+    kestrel_outputs_free(out);
+    kestrel_session_free(s);
+    size_t lines = 0;
+    for (size_t at = err.find("[kestrel trace]"); at != std::string::npos; at = err.find("[kestrel trace]", at + 1)) ++lines;
+    return lines;
+  };
+  const size_t fused = trace_lines(0), op_by_op = trace_lines(-1);
+  EXPECT_GT(fused, 0u);
+  EXPECT_GT(op_by_op, 3 * fused) << "fused " << fused << " lines, op by op " << op_by_op;
+}
+
+// A tuning field out of its range is refused by name, as an invalid argument.
+TEST(CApiOptions, TuningFieldsOutOfRangeAreRefusedByName) {
+  struct Case {
+    void (*set)(kestrel_session_options&);
+    const char* says;
+  };
+  const Case cases[] = {
+      {[](kestrel_session_options& o) { o.trace = 3; }, "trace must be 0, 1 or 2, got 3"},
+      {[](kestrel_session_options& o) { o.families = 1; }, "families must be 0 (default) or -1 (off), got 1"},
+      {[](kestrel_session_options& o) { o.replay = 2; }, "replay must be 0 (default) or -1 (off), got 2"},
+      {[](kestrel_session_options& o) { o.tensor_cores = 1; }, "tensor_cores must be 0 (default) or -1 (off), got 1"},
+      {[](kestrel_session_options& o) { o.exact_buffers = 2; }, "exact_buffers must be 0 or 1, got 2"},
+      {[](kestrel_session_options& o) { o.encoder_heads = -1; }, "encoder_heads must be 0 or more, got -1"},
+      {[](kestrel_session_options& o) { o.attention_chunk = -4; }, "attention_chunk must be 0 (automatic) or more, got -4"},
+      {[](kestrel_session_options& o) { o.gemm_tiles = "huge"; }, "unknown GEMM tiles 'huge'"},
+      {[](kestrel_session_options& o) { o.cpu_kernels = "slow"; }, "unknown CPU kernels 'slow'"},
+  };
+  for (const Case& c : cases) {
+    kestrel_session_options o{};
+    o.struct_size = sizeof o;
+    o.backend = "cpu";
+    c.set(o);
+    EXPECT_EQ(kestrel_session_create(silero_path().c_str(), &o), nullptr) << c.says;
+    EXPECT_NE(std::string(kestrel_last_error()).find(c.says), std::string::npos) << kestrel_last_error();
+    EXPECT_EQ(kestrel_last_error_code(), KESTREL_INVALID_ARGUMENT) << c.says;
+  }
+}
+
 // Each kind of failure has its code, and a call that succeeds clears it.
 TEST(CApiStatus, EachFailureCarriesItsKind) {
   EXPECT_EQ(kestrel_session_create("/nonexistent/model.onnx", nullptr), nullptr);

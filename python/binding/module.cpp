@@ -106,17 +106,34 @@ class PySession {
   api::Session s_;
 };
 
-api::Options options(const std::string& backend, const std::string& precision, int32_t threads,
-                     int64_t max_loop_iterations, int64_t device_memory_mb, double device_wait_s,
-                     const std::string& device) {
+// A session's options as kestrel.SessionOptions hands them over (its
+// _native()), field by field; options() makes the C++ API's Options of them.
+struct NativeOptions {
+  std::string backend = "auto", precision = "auto", device, cpu_kernels = "fast", gemm_tiles = "auto";
+  int32_t threads = 0, trace = 0;
+  int64_t max_loop_iterations = 0, device_memory_mb = 0, encoder_heads = 0, attention_chunk = 0;
+  double device_wait_s = 0;
+  bool families = true, replay = true, exact_buffers = false, tensor_cores = true;
+};
+
+api::Options options(const NativeOptions& n) {
   return api::Options()
-      .device(device)
-      .backend(backend)
-      .precision(precision)
-      .threads(threads)
-      .max_loop_iterations(max_loop_iterations)
-      .device_memory_mb(device_memory_mb)
-      .device_wait_s(device_wait_s);
+      .backend(n.backend)
+      .precision(n.precision)
+      .threads(n.threads)
+      .max_loop_iterations(n.max_loop_iterations)
+      .device_memory_mb(n.device_memory_mb)
+      .device_wait_s(n.device_wait_s)
+      .device(n.device)
+      .families(n.families)
+      .trace(n.trace)
+      .encoder_heads(n.encoder_heads)
+      .attention_chunk(n.attention_chunk)
+      .cpu_kernels(n.cpu_kernels)
+      .gemm_tiles(n.gemm_tiles)
+      .replay(n.replay)
+      .exact_buffers(n.exact_buffers)
+      .tensor_cores(n.tensor_cores);
 }
 
 }  // namespace
@@ -134,29 +151,44 @@ NB_MODULE(_kestrel, m) {
 
   nb::class_<api::CancelFlag>(m, "CancelFlag").def(nb::init<>()).def("request", &api::CancelFlag::request);
 
+  nb::class_<NativeOptions>(m, "Options")
+      .def(nb::init<>())
+      .def_rw("backend", &NativeOptions::backend)
+      .def_rw("precision", &NativeOptions::precision)
+      .def_rw("device", &NativeOptions::device)
+      .def_rw("cpu_kernels", &NativeOptions::cpu_kernels)
+      .def_rw("gemm_tiles", &NativeOptions::gemm_tiles)
+      .def_rw("threads", &NativeOptions::threads)
+      .def_rw("trace", &NativeOptions::trace)
+      .def_rw("max_loop_iterations", &NativeOptions::max_loop_iterations)
+      .def_rw("device_memory_mb", &NativeOptions::device_memory_mb)
+      .def_rw("encoder_heads", &NativeOptions::encoder_heads)
+      .def_rw("attention_chunk", &NativeOptions::attention_chunk)
+      .def_rw("device_wait_s", &NativeOptions::device_wait_s)
+      .def_rw("families", &NativeOptions::families)
+      .def_rw("replay", &NativeOptions::replay)
+      .def_rw("exact_buffers", &NativeOptions::exact_buffers)
+      .def_rw("tensor_cores", &NativeOptions::tensor_cores);
+
   nb::class_<PySession>(m, "Session")
       .def_static(
           "load",
-          [](const std::string& path, const std::string& backend, const std::string& precision, int32_t threads,
-             int64_t loops, int64_t memory_mb, double wait_s, const std::string& device) {
-            api::Options o = options(backend, precision, threads, loops, memory_mb, wait_s, device);
+          [](const std::string& path, const NativeOptions& n) {
+            api::Options o = options(n);
             nb::gil_scoped_release unlocked;
             return new PySession(api::Session(path, o));
           },
-          nb::arg("path"), nb::arg("backend"), nb::arg("precision"), nb::arg("threads"),
-          nb::arg("max_loop_iterations"), nb::arg("device_memory_mb"), nb::arg("device_wait_s"), nb::arg("device"))
+          nb::arg("path"), nb::arg("options"))
       .def_static(
           "from_bytes",
-          [](nb::bytes data, const std::string& backend, const std::string& precision, int32_t threads,
-             int64_t loops, int64_t memory_mb, double wait_s, const std::string& device) {
-            api::Options o = options(backend, precision, threads, loops, memory_mb, wait_s, device);
+          [](nb::bytes data, const NativeOptions& n) {
+            api::Options o = options(n);
             const void* bytes = data.c_str();
             const size_t size = data.size();
             nb::gil_scoped_release unlocked;  // (`data` stays referenced by the caller's frame)
             return new PySession(api::Session::from_bytes(bytes, size, o));
           },
-          nb::arg("data"), nb::arg("backend"), nb::arg("precision"), nb::arg("threads"),
-          nb::arg("max_loop_iterations"), nb::arg("device_memory_mb"), nb::arg("device_wait_s"), nb::arg("device"))
+          nb::arg("data"), nb::arg("options"))
       .def("inputs", &PySession::inputs)
       .def("outputs", &PySession::outputs)
       .def("backend", &PySession::backend)

@@ -33,6 +33,35 @@ def _whole(name, value, low, high):
     return value
 
 
+def _switch(name, value):
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def _choice(name, value, allowed):
+    if value not in allowed:
+        raise InvalidArgument(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+class _Checked:
+    """A SessionOptions field whose every assignment passes check(name, value),
+    kept in the slot "_" + its name."""
+
+    def __init__(self, check):
+        self.check = check
+
+    def __set_name__(self, owner, name):
+        self.name, self.slot = name, "_" + name
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else getattr(obj, self.slot)
+
+    def __set__(self, obj, value):
+        setattr(obj, self.slot, self.check(self.name, value))
+
+
 _PRECISIONS = ("auto", "fp32", "fp16")
 
 
@@ -49,11 +78,23 @@ class SessionOptions:
     device_wait_s (Kestrel): the longest wait for one submit of GPU work (0: 120 s).
     device (Kestrel): the Vulkan device, by index ("1") or part of its name ("h200"); "": the
       best. (providers=[("VulkanExecutionProvider", {"device_id": 1})] sets it too.)
+    Tuning and diagnosis (Kestrel; each also an environment variable, which counts where
+    the field keeps its default):
+      families: fuse the transformer encoders Kestrel recognizes (False: op by op).
+      trace: 1: each node's op, placement, time and shapes on stderr; 2: also output ranges.
+      encoder_heads: a vision encoder's head count where its graph does not show it (0: unknown).
+      attention_chunk: at most this many query rows per fused attention chunk (0: automatic).
+      cpu_kernels: "fast", or "reference" (the plain reference kernels alone, slower).
+      gemm_tiles: the GPU GEMM's output tile: "auto", "tiny", "small" or "large".
+      replay: replay recorded GPU work at a known input signature (False: record every run).
+      exact_buffers: a buffer of exactly its size per tensor, for the validation layer.
+      tensor_cores: float16 GEMMs on the GPU's tensor cores where it has them.
     """
     __slots__ = ("_threads", "enable_profiling", "profile_file_prefix", "_precision", "_loops",
                  "_memory_mb", "_wait_s", "device", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
                  "log_severity_level", "log_verbosity_level", "logid", "enable_cpu_mem_arena", "enable_mem_pattern",
-                 "_config")
+                 "_config", "_families", "_trace", "_encoder_heads", "_attention_chunk", "_cpu_kernels", "_gemm_tiles",
+                 "_replay", "_exact_buffers", "_tensor_cores")
 
     def __init__(self):
         self._threads = 0
@@ -74,6 +115,9 @@ class SessionOptions:
         self.enable_cpu_mem_arena = True
         self.enable_mem_pattern = True
         self._config = {}
+        self.families, self.trace, self.encoder_heads, self.attention_chunk = True, 0, 0, 0
+        self.cpu_kernels, self.gemm_tiles = "fast", "auto"
+        self.replay, self.exact_buffers, self.tensor_cores = True, False, True
 
     @property
     def intra_op_num_threads(self):
@@ -119,12 +163,26 @@ class SessionOptions:
             raise InvalidArgument(f"device_wait_s must be 0 (default) or more seconds, got {s!r}")
         self._wait_s = float(s)
 
+    # Kestrel's tuning and diagnosis, each assignment checked.
+    families = _Checked(_switch)
+    trace = _Checked(lambda name, v: _whole(name, v, 0, 2))
+    encoder_heads = _Checked(lambda name, v: _whole(name, v, 0, (1 << 63) - 1))
+    attention_chunk = _Checked(lambda name, v: _whole(name, v, 0, (1 << 63) - 1))
+    cpu_kernels = _Checked(lambda name, v: _choice(name, v, ("fast", "reference")))
+    gemm_tiles = _Checked(lambda name, v: _choice(name, v, ("auto", "tiny", "small", "large")))
+    replay = _Checked(_switch)
+    exact_buffers = _Checked(_switch)
+    tensor_cores = _Checked(_switch)
+
     # ONNX Runtime's string-keyed entries; "kestrel.<field>" sets a Kestrel field.
     def add_session_config_entry(self, key, value):
         if key.startswith("kestrel."):
             field = key[len("kestrel."):]
+            flag = lambda v: str(v).lower() in ("1", "true", "on", "yes")  # noqa: E731 (entries are strings)
             kinds = {"precision": str, "device": str, "max_loop_iterations": int, "device_memory_mb": int,
-                     "device_wait_s": float}
+                     "device_wait_s": float, "families": flag, "trace": int, "encoder_heads": int,
+                     "attention_chunk": int, "cpu_kernels": str, "gemm_tiles": str, "replay": flag,
+                     "exact_buffers": flag, "tensor_cores": flag}
             if field not in kinds:
                 raise InvalidArgument(f"unknown Kestrel session config entry {key!r}; Kestrel's are "
                                       + ", ".join("kestrel." + k for k in kinds))
@@ -137,11 +195,16 @@ class SessionOptions:
         return self._config[key]
 
     def _native(self, backend, device):
-        """The arguments of _kestrel.Session.load for this backend and device (None: this.device)."""
-        loops = 0 if self._loops is None else (-1 if self._loops == 0 else self._loops)
-        return dict(backend=backend, precision=self._precision, threads=self._threads, max_loop_iterations=loops,
-                    device_memory_mb=self._memory_mb, device_wait_s=self._wait_s,
-                    device=str(self.device if device is None else device))
+        """The options of _kestrel.Session.load for this backend and device (None: this.device)."""
+        n = _kestrel.Options()
+        n.backend, n.precision, n.threads = backend, self._precision, self._threads
+        n.max_loop_iterations = 0 if self._loops is None else (-1 if self._loops == 0 else self._loops)
+        n.device_memory_mb, n.device_wait_s = self._memory_mb, self._wait_s
+        n.device = str(self.device if device is None else device)
+        for field in ("families", "trace", "encoder_heads", "attention_chunk", "cpu_kernels", "gemm_tiles", "replay",
+                      "exact_buffers", "tensor_cores"):
+            setattr(n, field, getattr(self, field))
+        return n
 
 
 class RunOptions:

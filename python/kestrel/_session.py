@@ -105,11 +105,11 @@ class InferenceSession:
         native = self._options._native(*_backend_of(providers, provider_options))
         started = self._origin = time.perf_counter()
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-            self._native = _kestrel.Session.from_bytes(bytes(path_or_bytes), **native)
+            self._native = _kestrel.Session.from_bytes(bytes(path_or_bytes), native)
             self._model_path = None
         elif isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fspath(path_or_bytes)
-            self._native = _kestrel.Session.load(self._model_path, **native)
+            self._native = _kestrel.Session.load(self._model_path, native)
         else:
             raise InvalidArgument(f"path_or_bytes must be a path or bytes, got {type(path_or_bytes).__name__}")
         self._load_us = (time.perf_counter() - started) * 1e6

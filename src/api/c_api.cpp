@@ -199,6 +199,37 @@ kestrel::SessionOptions session_options(const char* call, const kestrel_session_
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, device_wait_s) && o->device_wait_s != 0)
     so.device_wait_s = o->device_wait_s;
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, device) && o->device) so.vulkan_device = o->device;
+  // The tuning fields: 0 (or NULL) keeps the default, -1 turns a default-on switch off.
+  const auto off_switch = [](const char* field, int32_t v) {
+    if (v != 0 && v != -1) misuse("kestrel_session_options.", field, " must be 0 (default) or -1 (off), got ", v);
+    return v == 0;
+  };
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, families)) so.families = off_switch("families", o->families);
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, trace)) {
+    if (o->trace < 0 || o->trace > 2) misuse("kestrel_session_options.trace must be 0, 1 or 2, got ", o->trace);
+    so.trace = o->trace;
+  }
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, encoder_heads)) {
+    if (o->encoder_heads < 0) misuse("kestrel_session_options.encoder_heads must be 0 or more, got ", o->encoder_heads);
+    so.encoder_heads = o->encoder_heads;
+  }
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, attention_chunk)) {
+    if (o->attention_chunk < 0)
+      misuse("kestrel_session_options.attention_chunk must be 0 (automatic) or more, got ", o->attention_chunk);
+    so.attention_chunk = o->attention_chunk;
+  }
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, cpu_kernels) && o->cpu_kernels)
+    so.cpu_kernels = kestrel::parse_cpu_kernels(o->cpu_kernels);
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, gemm_tiles) && o->gemm_tiles)
+    so.gemm_tiles = kestrel::parse_gemm_tiles(o->gemm_tiles);
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, replay)) so.replay = off_switch("replay", o->replay);
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, exact_buffers)) {
+    if (o->exact_buffers != 0 && o->exact_buffers != 1)
+      misuse("kestrel_session_options.exact_buffers must be 0 or 1, got ", o->exact_buffers);
+    so.exact_buffers = o->exact_buffers == 1;
+  }
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, tensor_cores))
+    so.tensor_cores = off_switch("tensor_cores", o->tensor_cores);
   return so;
 }
 

@@ -95,6 +95,17 @@ typedef struct kestrel_session_options {
    * ("h200"); NULL or "": the best. The process opens one device, for its first
    * Vulkan session; later sessions share it. */
   const char* device;
+  /* Tuning and diagnosis (each also an environment variable, README, which
+   * counts where the field is left 0 or NULL). */
+  int32_t families;        /* fuse the transformer encoders Kestrel recognizes: 0 yes, -1 no (op by op) */
+  int32_t trace;           /* 1: each node's op, placement, time and shapes on stderr; 2: also output ranges */
+  int64_t encoder_heads;   /* a vision encoder's head count where its graph does not show it; 0: unknown */
+  int64_t attention_chunk; /* at most this many query rows per fused attention chunk; 0: automatic */
+  const char* cpu_kernels; /* "fast" (NULL) or "reference" (the plain reference kernels alone, slower) */
+  const char* gemm_tiles;  /* the GPU GEMM's output tile: "auto" (NULL), "tiny", "small" or "large" */
+  int32_t replay;          /* 0: replay recorded GPU work at a known input signature; -1: record every run */
+  int32_t exact_buffers;   /* 1: a buffer of exactly its size per tensor, for the validation layer */
+  int32_t tensor_cores;    /* 0: float16 GEMMs on tensor cores where the device has them; -1: never */
 } kestrel_session_options;
 
 /* Loads a model file (options may be NULL: defaults). NULL on failure. */

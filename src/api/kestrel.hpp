@@ -55,6 +55,16 @@ class Options {
   Options& device_memory_mb(int64_t mb) { o_.device_memory_mb = mb; return *this; }
   Options& device_wait_s(double s) { o_.device_wait_s = s; return *this; }
   Options& device(std::string d) { return keep(device_, std::move(d), o_.device); }
+  // Tuning and diagnosis (kestrel_session_options' fields of the same names).
+  Options& families(bool on) { o_.families = on ? 0 : -1; return *this; }
+  Options& trace(int32_t level) { o_.trace = level; return *this; }
+  Options& encoder_heads(int64_t n) { o_.encoder_heads = n; return *this; }
+  Options& attention_chunk(int64_t rows) { o_.attention_chunk = rows; return *this; }
+  Options& cpu_kernels(std::string k) { return keep(cpu_kernels_, std::move(k), o_.cpu_kernels); }
+  Options& gemm_tiles(std::string t) { return keep(gemm_tiles_, std::move(t), o_.gemm_tiles); }
+  Options& replay(bool on) { o_.replay = on ? 0 : -1; return *this; }
+  Options& exact_buffers(bool on) { o_.exact_buffers = on ? 1 : 0; return *this; }
+  Options& tensor_cores(bool on) { o_.tensor_cores = on ? 0 : -1; return *this; }
   // Valid while this Options lives and is not changed.
   const kestrel_session_options* c() const { return &o_; }
 
@@ -65,7 +75,7 @@ class Options {
     return *this;
   }
   kestrel_session_options o_{};
-  std::shared_ptr<std::string> backend_, precision_, device_;
+  std::shared_ptr<std::string> backend_, precision_, device_, cpu_kernels_, gemm_tiles_;
 };
 
 // A model input's or output's declared name, element type and shape.

@@ -23,6 +23,11 @@ struct Args {
 Args parse_args(int argc, char** argv, const std::vector<std::string>& value_flags,
                 const std::vector<std::string>& switch_flags);
 
+// A command's own flags with the session's (backend, precision, threads and
+// the tuning of SessionOptions: --device, --trace, --gemm-tiles, ...), which
+// session_options() reads.
+std::vector<std::string> with_session_flags(std::vector<std::string> own);
+std::vector<std::string> with_session_switches(std::vector<std::string> own);
 SessionOptions session_options(const Args& a);
 // Inputs from --input NAME=FILE.npy; the rest filled with seeded random data
 // that fits each input (symbolic dims default to 1, see --dim).

@@ -85,6 +85,18 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& value_fla
   return a;
 }
 
+std::vector<std::string> with_session_flags(std::vector<std::string> own) {
+  for (const char* f : {"--backend", "--precision", "--cpu-kernels", "--threads", "--max-loop-iterations", "--device",
+                        "--trace", "--gemm-tiles", "--attention-chunk", "--encoder-heads"})
+    own.push_back(f);
+  return own;
+}
+
+std::vector<std::string> with_session_switches(std::vector<std::string> own) {
+  for (const char* f : {"--no-families", "--no-replay", "--exact-buffers", "--no-tensor-cores"}) own.push_back(f);
+  return own;
+}
+
 SessionOptions session_options(const Args& a) {
   SessionOptions o;
   o.backend = parse_backend(a.get("--backend", "auto"));
@@ -95,6 +107,18 @@ SessionOptions session_options(const Args& a) {
                 SessionOptions::kMaxThreads, ", got ", o.threads);
   o.max_loop_iterations = a.get_int("--max-loop-iterations", int(o.max_loop_iterations));
   KESTREL_CHECK(o.max_loop_iterations >= 0, "--max-loop-iterations must be 0 (no cap) or more");
+  o.vulkan_device = a.get("--device", "");
+  o.trace = a.get_int("--trace", 0);
+  KESTREL_CHECK(o.trace >= 0 && o.trace <= 2, "--trace must be 0, 1 or 2, got ", o.trace);
+  o.gemm_tiles = parse_gemm_tiles(a.get("--gemm-tiles", "auto"));
+  o.attention_chunk = a.get_int("--attention-chunk", 0);
+  KESTREL_CHECK(o.attention_chunk >= 0, "--attention-chunk must be 0 (automatic) or more, got ", o.attention_chunk);
+  o.encoder_heads = a.get_int("--encoder-heads", 0);
+  KESTREL_CHECK(o.encoder_heads >= 0, "--encoder-heads must be 0 or more, got ", o.encoder_heads);
+  o.families = !a.has("--no-families");
+  o.replay = !a.has("--no-replay");
+  o.exact_buffers = a.has("--exact-buffers");
+  o.tensor_cores = !a.has("--no-tensor-cores");
   return o;
 }
 

@@ -11,8 +11,8 @@
 namespace kestrel::cli {
 
 int cmd_parity(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--inputs", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed",
-                                   "--tol", "--min-cosine"}, {});
+  Args a = parse_args(argc, argv, with_session_flags({"--input", "--inputs", "--dim", "--shape", "--seed", "--tol", "--min-cosine"}),
+                      with_session_switches({}));
   KESTREL_CHECK(a.positional.size() == 1, "parity expects one MODEL argument");
   const double tol = a.get_double("--tol", -1), min_cosine = a.get_double("--min-cosine", -2);
   KESTREL_CHECK(!a.has("--tol") || tol >= 0, "--tol expects a bound on max_rel of 0 or more, got ", tol);

@@ -15,7 +15,9 @@
 namespace kestrel::cli {
 
 int cmd_run(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--inputs", "--output-dir", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed", "--save-inputs", "--runs", "--max-loop-iterations"}, {});
+  Args a = parse_args(argc, argv,
+                      with_session_flags({"--input", "--inputs", "--output-dir", "--dim", "--shape", "--seed", "--save-inputs", "--runs"}),
+                      with_session_switches({}));
   KESTREL_CHECK(a.positional.size() == 1, "run expects one MODEL argument");
   auto s = Session::load(a.positional[0], session_options(a));
   auto inputs = make_inputs(*s, a, unsigned(a.get_int("--seed", 1234)));
@@ -140,9 +142,8 @@ size_t peak_rss_bytes() {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-  Args a = parse_args(argc, argv, {"--input", "--inputs", "--backend", "--precision", "--cpu-kernels", "--threads", "--runs", "--warmup", "--dim", "--shape",
-                                       "--max-loop-iterations"},
-                      {"--json", "--profile"});
+  Args a = parse_args(argc, argv, with_session_flags({"--input", "--inputs", "--runs", "--warmup", "--dim", "--shape"}),
+                      with_session_switches({"--json", "--profile"}));
   KESTREL_CHECK(a.positional.size() == 1, "bench expects one MODEL argument");
   int runs = a.get_int("--runs", 20), warmup = a.get_int("--warmup", 3);
   KESTREL_CHECK(runs >= 1 && warmup >= 0, "--runs must be at least 1 and --warmup at least 0");

@@ -91,7 +91,7 @@ Config Config::of(const SessionOptions& o) {
       v.precision = parse_precision(p);
   v.device.device = o.vulkan_device.empty() ? env("KESTREL_VK_DEVICE") : o.vulkan_device;
   v.device.pipeline_cache_dir = pipeline_cache_dir();
-  v.device.coop_matrix = env_choice("KESTREL_COOPMAT", {"on", "off"}) != "off";
+  v.device.coop_matrix = o.tensor_cores && env_choice("KESTREL_COOPMAT", {"on", "off"}) != "off";
   v.device_wait_s = o.device_wait_s;
   const int64_t mb = o.device_memory_mb > 0 ? o.device_memory_mb
                                             : env_int("KESTREL_VK_MEMORY_MB", 0, (int64_t(1) << 40) - 1, 0);
@@ -102,10 +102,7 @@ Config Config::of(const SessionOptions& o) {
   v.gemm_tiles = o.gemm_tiles;
   if (v.gemm_tiles == vulkan::GemmTiles::Auto)
     if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "large"}); !t.empty())
-      v.gemm_tiles = t == "tiny"    ? vulkan::GemmTiles::Tiny
-                     : t == "small" ? vulkan::GemmTiles::Small
-                     : t == "large" ? vulkan::GemmTiles::Large
-                                    : vulkan::GemmTiles::Auto;
+      v.gemm_tiles = parse_gemm_tiles(t);
   v.cpu_kernels = c.cpu_kernels;
   v.replay = o.replay && env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
 

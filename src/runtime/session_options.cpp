@@ -24,6 +24,14 @@ CpuKernels parse_cpu_kernels(const std::string& k) {
   fail_as(ErrorKind::InvalidArgument, "unknown CPU kernels '", k, "' (use fast or reference)");
 }
 
+vulkan::GemmTiles parse_gemm_tiles(const std::string& t) {
+  if (t == "auto") return vulkan::GemmTiles::Auto;
+  if (t == "tiny") return vulkan::GemmTiles::Tiny;
+  if (t == "small") return vulkan::GemmTiles::Small;
+  if (t == "large") return vulkan::GemmTiles::Large;
+  fail_as(ErrorKind::InvalidArgument, "unknown GEMM tiles '", t, "' (use auto, tiny, small or large)");
+}
+
 const char* name_of(CpuKernels k) { return k == CpuKernels::Reference ? "reference" : "fast"; }
 
 const char* name_of(BackendChoice b) {

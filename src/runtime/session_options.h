@@ -25,6 +25,8 @@ BackendChoice parse_backend(const std::string& name);
 Precision parse_precision(const std::string& name);
 // "fast", "reference"; anything else is an error listing those.
 CpuKernels parse_cpu_kernels(const std::string& name);
+// "auto", "tiny", "small", "large"; anything else is an error listing those.
+vulkan::GemmTiles parse_gemm_tiles(const std::string& name);
 const char* name_of(BackendChoice b);
 const char* name_of(Precision p);
 const char* name_of(CpuKernels k);
@@ -76,6 +78,10 @@ struct SessionOptions {
   // Replay the recorded work of a run at a known input signature (false, or
   // KESTREL_VK_REPLAY=off: record every run).
   bool replay = true;
+  // float16 GEMMs on the device's tensor cores where it has them (false, or
+  // KESTREL_COOPMAT=off: the scalar kernels). A device option: it holds for
+  // the device the process opens, with its first Vulkan session.
+  bool tensor_cores = true;
 
   // More threads than this is a mistake, not a machine: the largest
   // two-socket servers have under 1,024 hardware threads, and OpenMP aborts

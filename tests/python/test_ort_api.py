@@ -6,6 +6,7 @@ Tolerances: Kestrel's CPU backend computes in float32 like ONNX Runtime's
 CPU provider, with different summation orders and vector math, so results
 differ by float32 rounding (relative 1e-4 of the output's largest magnitude,
 cosine >= 0.99999). The Vulkan backend (lavapipe in CI) also runs float32."""
+import os
 import threading
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import kestrel
-from conftest import model_path, silero_feeds
+from conftest import ROOT, model_path, silero_feeds
 
 BACKENDS = [["CPUExecutionProvider"], ["VulkanExecutionProvider"]]
 
@@ -177,6 +178,33 @@ def test_session_options_reach_the_session():
     v = kestrel.InferenceSession(model_path("silero_vad.onnx"), providers=["VulkanExecutionProvider"])
     assert v.get_providers() == ["VulkanExecutionProvider", "CPUExecutionProvider"]
     assert v.backend.startswith("vulkan"), v.backend
+
+
+def test_tuning_options_reach_the_session(capfd):
+    """trace = 1 writes a line per executed node; the CLIP fixture on the GPU runs as a
+    few nodes around its fused encoder, and as many more with families = False."""
+    clip = os.path.join(ROOT, "tests", "models", "clip", "torchscript.onnx")
+    pixels = {"pixel_values": np.full((1, 3, 36, 36), 0.5, np.float32)}
+
+    def trace_lines(families):
+        opts = kestrel.SessionOptions()
+        opts.trace, opts.families, opts.replay, opts.gemm_tiles = 1, families, False, "small"
+        s = kestrel.InferenceSession(clip, opts, providers=["VulkanExecutionProvider"])
+        capfd.readouterr()
+        s.run(None, {s.get_inputs()[0].name: pixels["pixel_values"]})
+        return capfd.readouterr().err.count("[kestrel trace]")
+
+    fused, op_by_op = trace_lines(True), trace_lines(False)
+    assert 0 < fused and 3 * fused < op_by_op, (fused, op_by_op)
+    opts = kestrel.SessionOptions()
+    opts.add_session_config_entry("kestrel.families", "false")
+    assert opts.families is False
+    for field, bad, says in [("trace", 3, "trace must be 0 to 2"), ("families", 1, "families must be True or False"),
+                             ("gemm_tiles", "huge", "gemm_tiles must be one of auto, tiny, small, large"),
+                             ("cpu_kernels", "slow", "cpu_kernels must be one of fast, reference"),
+                             ("attention_chunk", -1, "attention_chunk must be 0 to")]:
+        with pytest.raises(ValueError, match=says):
+            setattr(opts, field, bad)
 
 
 def test_outputs_are_numpy_arrays_over_kestrels_memory():
