@@ -205,19 +205,11 @@ kestrel::SessionOptions session_options(const char* call, const kestrel_session_
     return v == 0;
   };
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, families)) so.families = off_switch("families", o->families);
-  if (KESTREL_HAS_FIELD(o, kestrel_session_options, trace)) {
-    if (o->trace < 0 || o->trace > 2) misuse("kestrel_session_options.trace must be 0, 1 or 2, got ", o->trace);
-    so.trace = o->trace;
-  }
-  if (KESTREL_HAS_FIELD(o, kestrel_session_options, encoder_heads)) {
-    if (o->encoder_heads < 0) misuse("kestrel_session_options.encoder_heads must be 0 or more, got ", o->encoder_heads);
-    so.encoder_heads = o->encoder_heads;
-  }
-  if (KESTREL_HAS_FIELD(o, kestrel_session_options, attention_chunk)) {
-    if (o->attention_chunk < 0)
-      misuse("kestrel_session_options.attention_chunk must be 0 (automatic) or more, got ", o->attention_chunk);
-    so.attention_chunk = o->attention_chunk;
-  }
+  // (trace, encoder_heads and attention_chunk keep SessionOptions' meaning
+  // and range, which runtime::Config checks for every edge.)
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, trace)) so.trace = o->trace;
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, encoder_heads)) so.encoder_heads = o->encoder_heads;
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, attention_chunk)) so.attention_chunk = o->attention_chunk;
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, cpu_kernels) && o->cpu_kernels)
     so.cpu_kernels = kestrel::parse_cpu_kernels(o->cpu_kernels);
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, gemm_tiles) && o->gemm_tiles)

@@ -3,7 +3,7 @@
 // kernels that gain from wider vectors are also compiled for AVX2 and
 // AVX-512 and pick a level at run time: the highest this CPU reports, capped
 // for the whole process by cap_cpu_isa (runtime::Config sets the cap from
-// SessionOptions::cpu_isa or KESTREL_CPU_ISA; tests force each level).
+// KESTREL_CPU_ISA, a process setting; tests force each level).
 #pragma once
 
 namespace kestrel {

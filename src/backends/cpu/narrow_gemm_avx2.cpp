@@ -1,7 +1,6 @@
 // The narrow-product kernel on AVX2 + FMA (every x86-64-v3 CPU).
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cpu/narrow_gemm.h"

@@ -2,7 +2,6 @@
 // the CPU has it): twice the FMA width and registers for twice the rows.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cpu/narrow_gemm.h"
