@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Full-size transformer family models, in one run: Kestrel-Vulkan with the
-encoder fused, Kestrel-Vulkan op by op (KESTREL_FAMILIES=off), ONNX Runtime's
+encoder fused (its attention in one pass, flash attention, and again through a
+scores buffer: --attention chunked), Kestrel-Vulkan op by op (KESTREL_FAMILIES=off), ONNX Runtime's
 CPU EP on every host core, and PyTorch CUDA fp16 eager and torch.compile
 (default mode; --no-compile leaves it out), with Kestrel's fused outputs
 checked against ONNX Runtime's on the same input.
@@ -89,6 +90,8 @@ def main():
         fused = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env)
         # The same fused session recording every run, as before replay (replay.h).
         recording = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, dict(env, KESTREL_VK_REPLAY="off"))
+        # The same with attention through a scores buffer instead of flash attention.
+        chunked = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan + ["--attention", "chunked"], env)
         env_off = dict(env, KESTREL_FAMILIES="off")
         per_op = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
         o_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, a.runs // 4))
@@ -103,7 +106,7 @@ def main():
             k0 = np.load(os.path.join(out, "0.npy"))
         cos, err = output_agreement(k0, ref[0])
         absrel = float(np.mean(np.abs(k0 - ref[0]) / np.maximum(np.abs(ref[0]), 1e-6))) if name == "depth_anything" else None
-        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms, compiled=c_ms,
+        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], chunked=chunked["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms, compiled=c_ms,
                    cos=cos, err=err, absrel=absrel, placement=fused.get("placement", ""))
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -111,15 +114,16 @@ def main():
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, ONNX Runtime threads {a.threads}; "
           f"onnxruntime {ort.__version__} CPU EP; median of {a.runs} runs after warm-up (ONNX Runtime: {max(3, a.runs // 4)}); "
           f"Kestrel-Vulkan storage {a.precision}")
-    print("| model | claimed | Kestrel Vulkan fused (ms) | fused, recording every run (ms) | Kestrel Vulkan per-op (ms) "
+    print("| model | claimed | Kestrel Vulkan fused (ms) | fused, recording every run (ms) | fused, chunked attention (ms) "
+          "| Kestrel Vulkan per-op (ms) "
           "| ONNX Runtime CPU EP (ms) | PyTorch CUDA fp16 eager (ms) | torch.compile fp16 (ms) | per-op / fused "
           "| ORT / fused | PyTorch / fused | torch.compile / fused | fused vs ORT: cosine, max abs / range |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         extra = f", depth AbsRel {r['absrel']:.1e}" if r["absrel"] is not None else ""
         c = r["compiled"]
         c_ms, c_ratio = (f"{c:.2f}", f"{c / r['fused']:.2f}x") if c is not None else ("-", "-")
-        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['recording']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
+        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['recording']:.2f} | {r['chunked']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
               f"{c_ms} | {r['per_op'] / r['fused']:.2f}x | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | {c_ratio} | "
               f"{r['cos']:.7f}, {r['err']:.1e}{extra} |")
 

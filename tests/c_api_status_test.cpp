@@ -130,6 +130,7 @@ TEST(CApiOptions, TuningFieldsOutOfRangeAreRefusedByName) {
       {[](kestrel_session_options& o) { o.attention_chunk = -4; }, "attention_chunk must be 0 (no cap) or more, got -4"},
       {[](kestrel_session_options& o) { o.gemm_tiles = "huge"; }, "unknown GEMM tiles 'huge'"},
       {[](kestrel_session_options& o) { o.cpu_kernels = "slow"; }, "unknown CPU kernels 'slow'"},
+      {[](kestrel_session_options& o) { o.attention = "fast"; }, "unknown attention kernel 'fast'"},
   };
   for (const Case& c : cases) {
     kestrel_session_options o{};

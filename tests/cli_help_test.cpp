@@ -21,8 +21,8 @@ TEST(CliHelp, EachCommandPrintsItsOwnUsage) {
   const std::vector<HelpCase> cases = {
       {"run --help", "run",
        {"--input", "--inputs", "--output-dir", "--backend", "--precision", "--cpu-kernels", "--threads", "--dim", "--shape", "--seed",
-        "--save-inputs", "--runs", "--max-loop-iterations", "--device", "--trace", "--gemm-tiles", "--attention-chunk",
-        "--encoder-heads", "--no-families", "--no-replay", "--exact-buffers", "--no-tensor-cores"}},
+        "--save-inputs", "--runs", "--max-loop-iterations", "--device", "--trace", "--gemm-tiles", "--attention",
+        "--attention-chunk", "--encoder-heads", "--no-families", "--no-replay", "--exact-buffers", "--no-tensor-cores"}},
       {"bench model.onnx -h", "bench",
        {"--input", "--inputs", "--backend", "--precision", "--threads", "--runs", "--warmup", "--dim", "--shape", "--json", "--profile"}},
       {"parity --help", "parity",
@@ -60,6 +60,7 @@ TEST(CliTuning, FlagsReachTheSession) {
   EXPECT_GT(op_by_op, 3 * fused) << "fused " << fused << " lines, op by op " << op_by_op;
   for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
            {"--gemm-tiles huge", "unknown GEMM tiles 'huge'"},
+           {"--attention fast", "unknown attention kernel 'fast'"},
            {"--trace 3", "--trace must be 0, 1 or 2, got 3"},
            {"--attention-chunk -2", "--attention-chunk must be 0 (automatic) or more, got -2"}}) {
     test::CliResult r = test::run_kestrel("bench " + clip + " --backend cpu " + args + " 2>&1");

@@ -48,8 +48,10 @@ TEST(Config, TheEnvironmentFillsWhatTheOptionsLeaveOpen) {
   ScopedEnv kernels("KESTREL_CPU_KERNELS", "reference");
   ScopedEnv tiles("KESTREL_GEMM_TILES", "large");
   ScopedEnv coop("KESTREL_COOPMAT", "off");
+  ScopedEnv attention("KESTREL_ATTENTION", "chunked");
   const runtime::Config c = runtime::Config::of({});
   EXPECT_EQ(c.vulkan.gemm_tiles, vulkan::GemmTiles::Large);
+  EXPECT_EQ(c.vulkan.attention_kernel, vulkan::AttentionKernel::Chunked);
   EXPECT_FALSE(c.vulkan.device.coop_matrix);
   EXPECT_EQ(c.cpu_kernels, CpuKernels::Reference);
   EXPECT_EQ(c.vulkan.cpu_kernels, CpuKernels::Reference);  // the nodes a GPU leaves to the CPU
@@ -67,6 +69,7 @@ TEST(Config, TensorCoresAndTheGemmTileAreAutomaticByDefault) {
   const runtime::Config c = runtime::Config::of({});
   EXPECT_TRUE(c.vulkan.device.coop_matrix);  // used where the device offers what gemm_coop.comp needs
   EXPECT_EQ(c.vulkan.gemm_tiles, vulkan::GemmTiles::Auto);
+  EXPECT_EQ(c.vulkan.attention_kernel, vulkan::AttentionKernel::Auto);
 }
 
 TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
@@ -89,13 +92,16 @@ TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
     ScopedEnv tiles("KESTREL_GEMM_TILES", "large");
     ScopedEnv chunk("KESTREL_ATTENTION_CHUNK", "4");
     ScopedEnv trace("KESTREL_TRACE", "2");
+    ScopedEnv attention("KESTREL_ATTENTION", "chunked");
     SessionOptions t;
     t.gemm_tiles = vulkan::GemmTiles::Tiny;
+    t.attention_kernel = vulkan::AttentionKernel::Flash;
     t.attention_chunk = 16;
     t.trace = 1;
     t.replay = false;
     const runtime::Config tuned = runtime::Config::of(t);
     EXPECT_EQ(tuned.vulkan.gemm_tiles, vulkan::GemmTiles::Tiny);
+    EXPECT_EQ(tuned.vulkan.attention_kernel, vulkan::AttentionKernel::Flash);
     EXPECT_EQ(tuned.vulkan.attention_chunk, 16);
     EXPECT_EQ(tuned.vulkan.trace, 1);
     EXPECT_FALSE(tuned.vulkan.replay);
@@ -127,6 +133,10 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
   {
     ScopedEnv v("KESTREL_GEMM_TILES", "huge");
     EXPECT_THAT(error_of({}), HasSubstr("KESTREL_GEMM_TILES must be one of auto, tiny, small, large, got 'huge'"));
+  }
+  {
+    ScopedEnv v("KESTREL_ATTENTION", "fast");
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_ATTENTION must be one of auto, flash, chunked, got 'fast'"));
   }
   {
     ScopedEnv v("KESTREL_FAMILIES", "maybe");

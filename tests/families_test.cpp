@@ -117,13 +117,14 @@ namespace {
 // the one compared; returns whether one did (a fixture whose work reads its
 // inputs' values on the host is recorded every run, and the report says why).
 bool expect_faithful(const Fixture& f, const char* exp, const std::string& backend, const std::string& precision = "fp32",
-                     bool replays = false) {
+                     bool replays = false, vulkan::AttentionKernel attention = vulkan::AttentionKernel::Auto) {
   std::string path = fixture(f.model, std::string(exp) + ".onnx");
   if (!exists(path)) return false;
   SessionOptions o;
   o.backend = parse_backend(backend);
   o.precision = parse_precision(precision);
   o.threads = 2;
+  o.attention_kernel = attention;
   auto s = Session::load(path, o);
   const bool half = precision == "fp16";
   std::map<std::string, Tensor> in;
@@ -204,6 +205,25 @@ TEST(Families, FusedEncodersMatchOnnxRuntimeInVulkanSessions) {
     for (const char* exp : kExporters) replayed += expect_faithful(f, exp, "vulkan", "fp32", true);
   std::printf("fixture exports whose fourth run replayed: %d\n", replayed);
   EXPECT_GE(replayed, 6);  // 7 of the 16 exports on lavapipe
+}
+
+// Attention forced through a scores buffer (AttentionKernel::Chunked; the
+// sessions above take flash attention wherever its kernels take the head
+// dim) on the fixtures that cover each of its Softmax kinds: plain (CLIP),
+// a key padding mask with a sliding window (ModernBERT), ViT-Det's windows
+// and relative-position terms (SAM).
+TEST(Families, ChunkedAttentionMatchesOnnxRuntimeInVulkanSessions) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  int checked = 0;
+  for (const Fixture& f : fixtures())
+    for (const char* model : {"clip", "modernbert", "sam"})
+      if (std::string(f.model) == model) {
+        expect_faithful(f, "torchscript", "vulkan", "fp32", false, vulkan::AttentionKernel::Chunked);
+        expect_faithful(f, "torchscript", "vulkan", "fp16", false, vulkan::AttentionKernel::Chunked);
+        ++checked;
+      }
+  EXPECT_EQ(checked, 3);
 }
 
 // The encoders also run fused in float16 storage where calibration keeps
@@ -503,4 +523,39 @@ TEST(FusedChecks, AgreementsAreBoundedAndAWithdrawalStays) {
   for (int64_t i = 0; i < int64_t(ops::FusedChecks::kMaxAgreed) + 1; ++i) c.record(4, {i}, true);
   EXPECT_EQ(c.state(3, {7}), S::Withdrawn);  // for every shape, for good
   EXPECT_TRUE(c.withdrawn(3));
+}
+
+// Flash attention is what a session takes by default (lavapipe: the plain
+// kernel, flash_attention.comp), and AttentionKernel::Chunked the scores
+// buffer's Softmax instead: the timed run's kernels say which ran, for the
+// plain (CLIP), masked (ModernBERT) and relative-position (SAM) kinds.
+TEST(Families, FlashAttentionRunsUnlessChunkedIsAskedFor) {
+  if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
+    GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  for (const auto& [model, softmax] : std::vector<std::pair<std::string, std::string>>{
+           {"clip", "softmax"}, {"modernbert", "masked_softmax"}, {"sam", "relpos_softmax"}}) {
+    for (auto attention : {vulkan::AttentionKernel::Auto, vulkan::AttentionKernel::Chunked}) {
+      const std::string path = fixture(model, "torchscript.onnx");
+      SessionOptions o;
+      o.backend = BackendChoice::Vulkan;
+      o.precision = Precision::Fp32;
+      o.threads = 2;
+      o.attention_kernel = attention;
+      auto s = Session::load(path, o);
+      std::map<std::string, Tensor> in;
+      const auto inputs = s->inputs();
+      for (size_t i = 0; i < inputs.size(); ++i)
+        in[inputs[i].name] = read_npy(fixture(model, "input_" + std::to_string(i) + ".npy"));
+      s->run(in);  // the fused node's first run is checked on the CPU
+      s->run_traced(in, &ignore_node, nullptr);
+      const partition::PlacementReport report = *s->placement();
+      const bool flash = report.kernels.count("flash_attention") > 0;
+      const bool chunked = report.kernels.count(softmax) > 0;
+      if (attention == vulkan::AttentionKernel::Auto) {
+        EXPECT_TRUE(flash && !chunked) << model << ": flash attention did not run";
+      } else {
+        EXPECT_TRUE(chunked && !flash) << model << ": " << softmax << " did not run";
+      }
+    }
+  }
 }

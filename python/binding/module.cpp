@@ -109,7 +109,8 @@ class PySession {
 // A session's options as kestrel.SessionOptions hands them over (its
 // _native()), field by field; options() makes the C++ API's Options of them.
 struct NativeOptions {
-  std::string backend = "auto", precision = "auto", device, cpu_kernels = "fast", gemm_tiles = "auto";
+  std::string backend = "auto", precision = "auto", device, cpu_kernels = "fast", gemm_tiles = "auto",
+              attention = "auto";
   int32_t threads = 0, trace = 0;
   int64_t max_loop_iterations = 0, device_memory_mb = 0, encoder_heads = 0, attention_chunk = 0;
   double device_wait_s = 0;
@@ -133,7 +134,8 @@ api::Options options(const NativeOptions& n) {
       .gemm_tiles(n.gemm_tiles)
       .replay(n.replay)
       .exact_buffers(n.exact_buffers)
-      .tensor_cores(n.tensor_cores);
+      .tensor_cores(n.tensor_cores)
+      .attention(n.attention);
 }
 
 }  // namespace
@@ -168,7 +170,8 @@ NB_MODULE(_kestrel, m) {
       .def_rw("families", &NativeOptions::families)
       .def_rw("replay", &NativeOptions::replay)
       .def_rw("exact_buffers", &NativeOptions::exact_buffers)
-      .def_rw("tensor_cores", &NativeOptions::tensor_cores);
+      .def_rw("tensor_cores", &NativeOptions::tensor_cores)
+      .def_rw("attention", &NativeOptions::attention);
 
   nb::class_<PySession>(m, "Session")
       .def_static(

@@ -89,12 +89,14 @@ class SessionOptions:
       replay: replay recorded GPU work at a known input signature (False: record every run).
       exact_buffers: a buffer of exactly its size per tensor, for the validation layer.
       tensor_cores: float16 GEMMs on the GPU's tensor cores where it has them.
+      attention: the fused encoders' attention: "auto", "flash" (one pass, no scores in memory)
+        or "chunked" (the scores through memory).
     """
     __slots__ = ("_threads", "enable_profiling", "profile_file_prefix", "_precision", "_loops",
                  "_memory_mb", "_wait_s", "device", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
                  "log_severity_level", "log_verbosity_level", "logid", "enable_cpu_mem_arena", "enable_mem_pattern",
                  "_config", "_families", "_trace", "_encoder_heads", "_attention_chunk", "_cpu_kernels", "_gemm_tiles",
-                 "_replay", "_exact_buffers", "_tensor_cores")
+                 "_replay", "_exact_buffers", "_tensor_cores", "_attention")
 
     def __init__(self):
         self._threads = 0
@@ -118,6 +120,7 @@ class SessionOptions:
         self.families, self.trace, self.encoder_heads, self.attention_chunk = True, 0, 0, 0
         self.cpu_kernels, self.gemm_tiles = "fast", "auto"
         self.replay, self.exact_buffers, self.tensor_cores = True, False, True
+        self.attention = "auto"
 
     @property
     def intra_op_num_threads(self):
@@ -173,6 +176,7 @@ class SessionOptions:
     replay = _Checked(_switch)
     exact_buffers = _Checked(_switch)
     tensor_cores = _Checked(_switch)
+    attention = _Checked(lambda name, v: _choice(name, v, ("auto", "flash", "chunked")))
 
     # ONNX Runtime's string-keyed entries; "kestrel.<field>" sets a Kestrel field.
     def add_session_config_entry(self, key, value):
@@ -182,7 +186,7 @@ class SessionOptions:
             kinds = {"precision": str, "device": str, "max_loop_iterations": int, "device_memory_mb": int,
                      "device_wait_s": float, "families": flag, "trace": int, "encoder_heads": int,
                      "attention_chunk": int, "cpu_kernels": str, "gemm_tiles": str, "replay": flag,
-                     "exact_buffers": flag, "tensor_cores": flag}
+                     "exact_buffers": flag, "tensor_cores": flag, "attention": str}
             if field not in kinds:
                 raise InvalidArgument(f"unknown Kestrel session config entry {key!r}; Kestrel's are "
                                       + ", ".join("kestrel." + k for k in kinds))
@@ -202,7 +206,7 @@ class SessionOptions:
         n.device_memory_mb, n.device_wait_s = self._memory_mb, self._wait_s
         n.device = str(self.device if device is None else device)
         for field in ("families", "trace", "encoder_heads", "attention_chunk", "cpu_kernels", "gemm_tiles", "replay",
-                      "exact_buffers", "tensor_cores"):
+                      "exact_buffers", "tensor_cores", "attention"):
             setattr(n, field, getattr(self, field))
         return n
 

@@ -222,6 +222,8 @@ kestrel::SessionOptions session_options(const char* call, const kestrel_session_
   }
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, tensor_cores))
     so.tensor_cores = off_switch("tensor_cores", o->tensor_cores);
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, attention) && o->attention)
+    so.attention_kernel = kestrel::parse_attention_kernel(o->attention);
   return so;
 }
 

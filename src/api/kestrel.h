@@ -106,6 +106,7 @@ typedef struct kestrel_session_options {
   int32_t replay;          /* 0: replay recorded GPU work at a known input signature; -1: record every run */
   int32_t exact_buffers;   /* 1: a buffer of exactly its size per tensor, for the validation layer */
   int32_t tensor_cores;    /* 0: float16 GEMMs on tensor cores where the device has them; -1: never */
+  const char* attention;   /* fused attention: "auto" (NULL), "flash" (one pass, no scores in memory) or "chunked" */
 } kestrel_session_options;
 
 /* Loads a model file (options may be NULL: defaults). NULL on failure. */

@@ -65,6 +65,7 @@ class Options {
   Options& replay(bool on) { o_.replay = on ? 0 : -1; return *this; }
   Options& exact_buffers(bool on) { o_.exact_buffers = on ? 1 : 0; return *this; }
   Options& tensor_cores(bool on) { o_.tensor_cores = on ? 0 : -1; return *this; }
+  Options& attention(std::string a) { return keep(attention_, std::move(a), o_.attention); }
   // Valid while this Options lives and is not changed.
   const kestrel_session_options* c() const { return &o_; }
 
@@ -75,7 +76,7 @@ class Options {
     return *this;
   }
   kestrel_session_options o_{};
-  std::shared_ptr<std::string> backend_, precision_, device_, cpu_kernels_, gemm_tiles_;
+  std::shared_ptr<std::string> backend_, precision_, device_, cpu_kernels_, gemm_tiles_, attention_;
 };
 
 // A model input's or output's declared name, element type and shape.

@@ -87,7 +87,7 @@ Args parse_args(int argc, char** argv, const std::vector<std::string>& value_fla
 
 std::vector<std::string> with_session_flags(std::vector<std::string> own) {
   for (const char* f : {"--backend", "--precision", "--cpu-kernels", "--threads", "--max-loop-iterations", "--device",
-                        "--trace", "--gemm-tiles", "--attention-chunk", "--encoder-heads"})
+                        "--trace", "--gemm-tiles", "--attention", "--attention-chunk", "--encoder-heads"})
     own.push_back(f);
   return own;
 }
@@ -111,6 +111,7 @@ SessionOptions session_options(const Args& a) {
   o.trace = a.get_int("--trace", 0);
   KESTREL_CHECK(o.trace >= 0 && o.trace <= 2, "--trace must be 0, 1 or 2, got ", o.trace);
   o.gemm_tiles = parse_gemm_tiles(a.get("--gemm-tiles", "auto"));
+  o.attention_kernel = parse_attention_kernel(a.get("--attention", "auto"));
   o.attention_chunk = a.get_int("--attention-chunk", 0);
   KESTREL_CHECK(o.attention_chunk >= 0, "--attention-chunk must be 0 (automatic) or more, got ", o.attention_chunk);
   o.encoder_heads = a.get_int("--encoder-heads", 0);

@@ -103,6 +103,10 @@ Config Config::of(const SessionOptions& o) {
   if (v.gemm_tiles == vulkan::GemmTiles::Auto)
     if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "large"}); !t.empty())
       v.gemm_tiles = parse_gemm_tiles(t);
+  v.attention_kernel = o.attention_kernel;
+  if (v.attention_kernel == vulkan::AttentionKernel::Auto)
+    if (std::string a = env_choice("KESTREL_ATTENTION", {"auto", "flash", "chunked"}); !a.empty())
+      v.attention_kernel = parse_attention_kernel(a);
   v.cpu_kernels = c.cpu_kernels;
   v.replay = o.replay && env_choice("KESTREL_VK_REPLAY", {"on", "off"}) != "off";
 

@@ -32,6 +32,13 @@ vulkan::GemmTiles parse_gemm_tiles(const std::string& t) {
   fail_as(ErrorKind::InvalidArgument, "unknown GEMM tiles '", t, "' (use auto, tiny, small or large)");
 }
 
+vulkan::AttentionKernel parse_attention_kernel(const std::string& a) {
+  if (a == "auto") return vulkan::AttentionKernel::Auto;
+  if (a == "flash") return vulkan::AttentionKernel::Flash;
+  if (a == "chunked") return vulkan::AttentionKernel::Chunked;
+  fail_as(ErrorKind::InvalidArgument, "unknown attention kernel '", a, "' (use auto, flash or chunked)");
+}
+
 const char* name_of(CpuKernels k) { return k == CpuKernels::Reference ? "reference" : "fast"; }
 
 const char* name_of(BackendChoice b) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "backends/vulkan/attention_kernel.h"
 #include "backends/vulkan/gemm_tiles.h"
 
 namespace kestrel {
@@ -27,6 +28,7 @@ Precision parse_precision(const std::string& name);
 CpuKernels parse_cpu_kernels(const std::string& name);
 // "auto", "tiny", "small", "large"; anything else is an error listing those.
 vulkan::GemmTiles parse_gemm_tiles(const std::string& name);
+vulkan::AttentionKernel parse_attention_kernel(const std::string& name);  // "auto", "flash" or "chunked"
 const char* name_of(BackendChoice b);
 const char* name_of(Precision p);
 const char* name_of(CpuKernels k);
@@ -75,6 +77,10 @@ struct SessionOptions {
   int64_t attention_chunk = 0;
   // The GEMM's output tile (KESTREL_GEMM_TILES=auto|tiny|small|large).
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
+  // How the fused encoders compute attention: flash where its kernels take
+  // the head dim, or the scores through memory in chunks
+  // (KESTREL_ATTENTION=auto|flash|chunked; vulkan/attention_kernel.h).
+  vulkan::AttentionKernel attention_kernel = vulkan::AttentionKernel::Auto;
   // Replay the recorded work of a run at a known input signature (false, or
   // KESTREL_VK_REPLAY=off: record every run).
   bool replay = true;

@@ -201,6 +201,7 @@ def test_tuning_options_reach_the_session(capfd):
     assert opts.families is False
     for field, bad, says in [("trace", 3, "trace must be 0 to 2"), ("families", 1, "families must be True or False"),
                              ("gemm_tiles", "huge", "gemm_tiles must be one of auto, tiny, small, large"),
+                             ("attention", "fast", "attention must be one of auto, flash, chunked"),
                              ("cpu_kernels", "slow", "cpu_kernels must be one of fast, reference"),
                              ("attention_chunk", -1, "attention_chunk must be 0 to")]:
         with pytest.raises(ValueError, match=says):

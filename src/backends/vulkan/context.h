@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/vulkan/device.h"
+#include "backends/vulkan/attention_kernel.h"
 #include "backends/vulkan/gemm_tiles.h"
 #include "core/error.h"
 

@@ -92,6 +92,8 @@ class OpContext {
   virtual int64_t attention_chunk() const { return 0; }
   // The GEMM's output tile this run asks for (VulkanOptions::gemm_tiles).
   virtual GemmTiles gemm_tiles() const { return GemmTiles::Auto; }
+  // How the fused encoders compute attention (VulkanOptions::attention_kernel).
+  virtual AttentionKernel attention_kernel() const { return AttentionKernel::Auto; }
   // The run's ledger of fused-node checks (ops/fused_checks.h).
   virtual const ops::FusedChecks& fused_checks() const = 0;
   // The run's rotary tables (ops/rotary_tables.h).

@@ -36,6 +36,8 @@ struct VulkanOptions {
   int64_t attention_chunk = 0;
   // The GEMM's output tile (KESTREL_GEMM_TILES=auto|small|large).
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
+  // How the fused encoders compute attention (KESTREL_ATTENTION=auto|flash|chunked).
+  vulkan::AttentionKernel attention_kernel = vulkan::AttentionKernel::Auto;
   // The kernels of the nodes left on the CPU.
   CpuKernels cpu_kernels = CpuKernels::Fast;
   // A run at a known input signature replays the command buffers an earlier

@@ -21,6 +21,25 @@ struct UnaryPush {  // shaders/unary.comp
   uint32_t base, n;
   float a, b;
 };
+struct FlashPush {  // shaders/flash_attention_common.glsl
+  uint32_t pair_base, tile_base, tokens, heads;
+  float scale;
+  int32_t window;
+  uint32_t finite_masked, rel_rows, rel_cols;
+};
+constexpr int64_t kFlashQueries = 64;  // per workgroup (flash_attention_common.glsl: QT)
+
+// The tensor-core kernel: float16 runs on a device with 16x16x16 products,
+// head dims of whole 16x16 fragments up to its 64-key tile, and its 45 KB
+// of shared memory.
+bool flash_on_tensor_cores(const OpContext& ctx, int64_t hd) {
+  return ctx.half() && ctx.device().coop_matrix_fp16 && hd % 16 == 0 && hd <= 64 &&
+         ctx.device().max_shared_memory >= 45568;
+}
+// The plain kernel's keys per tile: its K and V tiles and each thread's
+// scores within 16 KB of shared memory, the least Vulkan guarantees.
+int64_t flash_plain_keys(int64_t hd) { return hd <= 64 ? 16 : 8; }
+
 struct MaskedSoftmaxPush {  // shaders/masked_softmax.comp
   uint32_t row_base, row_end, n, heads;
   int32_t window;
@@ -162,6 +181,48 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
                     uint64_t(tokens));
     }
   });
+}
+
+bool flash_attention_takes(const OpContext& ctx, int64_t hd) {
+  if (ctx.attention_kernel() == AttentionKernel::Chunked) return false;
+  return flash_on_tensor_cores(ctx, hd) || (hd >= 1 && hd <= 128);
+}
+
+void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& out,
+                     int64_t sequences, int64_t tokens, int64_t heads, int64_t hd, float scale,
+                     const AttentionMask* mask, const RelativeTerms* rel) {
+  const bool coop = flash_on_tensor_cores(ctx, hd);
+  const GpuTensor* padding = mask ? mask->padding : nullptr;
+  FlashPush p{0, 0, uint32_t(tokens), uint32_t(heads), scale, mask ? int32_t(mask->window) : -1,
+              mask && !mask->finite_masked ? 0u : 1u, rel ? uint32_t(rel->rows) : 0u, rel ? uint32_t(rel->cols) : 0u};
+  std::vector<int32_t> spec = {int32_t(hd), padding ? 1 : 0, rel ? 1 : 0};
+  if (coop) {
+    // K and V rows (and the queries) start 16-byte aligned: whole uvec4 loads.
+    bool vec = true;
+    for (const GpuTensor* t : {&q, &k, &v}) vec = vec && t->range(false).offset % 16 == 0;
+    spec.push_back(vec ? 1 : 0);
+  } else {
+    spec.push_back(int32_t(flash_plain_keys(hd)));
+  }
+  const std::vector<Binding> bindings = {In(q), In(k), In(v), Out(out), In(padding ? *padding : q),
+                                         In(rel ? *rel->ph : q), In(rel ? *rel->pw : q)};
+  // Bounded dispatches (macs_per_dispatch): whole (sequence, head) pairs,
+  // or tiles of one pair's queries where a pair alone is past the bound.
+  const int64_t tiles = (tokens + kFlashQueries - 1) / kFlashQueries;
+  const uint64_t tile_macs = uint64_t(2 * kFlashQueries * tokens * hd);
+  const uint64_t bound = macs_per_dispatch(ctx.device(), uint64_t(1) << 30);
+  const int64_t tiles_per = std::clamp<int64_t>(int64_t(bound / tile_macs), 1,
+                                                std::min<int64_t>(tiles, ctx.device().max_workgroup_count[0]));
+  const int64_t pairs = sequences * heads;
+  const int64_t pairs_per = tiles_per < tiles ? 1
+                                              : std::clamp<int64_t>(int64_t(bound / (tile_macs * uint64_t(tiles))), 1,
+                                                                    std::min<int64_t>(pairs, ctx.device().max_workgroup_count[1]));
+  for (int64_t p0 = 0; p0 < pairs; p0 += pairs_per)
+    for (int64_t t0 = 0; t0 < tiles; t0 += tiles_per) {
+      p.pair_base = uint32_t(p0), p.tile_base = uint32_t(t0);
+      ctx.dispatch(coop ? "flash_attention_coop" : "flash_attention", spec, bindings, &p, sizeof p,
+                   uint32_t(std::min(tiles_per, tiles - t0)), uint32_t(std::min(pairs_per, pairs - p0)), 1);
+    }
 }
 
 const GpuTensor& fused_encoder_input(OpContext& ctx, size_t rank) {

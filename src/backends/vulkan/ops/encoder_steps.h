@@ -75,6 +75,30 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
                const GpuTensor& out, int64_t batch, int64_t tokens, int64_t heads, int64_t hd, float scale,
                const AttentionMask* mask, const AttentionPlan& plan);
 
+// ViT-Det's decomposed relative-position terms for attention: each query's
+// products with the rows of the height and width tables (relative_products
+// in fused_encoder.cpp) over a rows x cols grid of tokens.
+struct RelativeTerms {
+  const GpuTensor* ph = nullptr;
+  const GpuTensor* pw = nullptr;
+  int64_t rows = 0, cols = 0;
+};
+
+// Whether flash_attention computes this session's attention for heads of
+// `hd`: the session's AttentionKernel, and a kernel that takes the head dim
+// on this device (tensor cores: float16 runs, hd a multiple of 16 up to 64;
+// plain arithmetic: hd up to 128). Else chunked_attention does, through a
+// scores buffer (plan_attention).
+bool flash_attention_takes(const OpContext& ctx, int64_t hd);
+
+// Attention of every (sequence, head) in one pass per tile of 64 queries
+// with an online softmax (shaders/flash_attention*.comp): q, k, v and out as
+// chunked_attention's, `mask` and `rel` as masked_softmax.comp and
+// relpos_softmax.comp apply them; the scores never reach memory.
+void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& out,
+                     int64_t sequences, int64_t tokens, int64_t heads, int64_t hd, float scale,
+                     const AttentionMask* mask, const RelativeTerms* rel);
+
 // What every fused encoder kernel checks first: the claim agreed for this
 // input's shape (else the node runs on the CPU, which checks it) and a float
 // [batch, tokens, width] input (rank 4: a grid [batch, height, width,

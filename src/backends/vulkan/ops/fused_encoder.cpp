@@ -2,7 +2,9 @@
 // ViTDetEncoder; families/encoder_schedule.h) on Vulkan: each step kind of
 // the one schedule as dispatches (encoder_steps.h). LayerNorm is norm_rows;
 // a projection is one GEMM with bias, activation and residual in its
-// epilogue; attention is the scores of every (sequence, head) as one
+// epilogue; attention is flash attention (one pass per tile of queries, the
+// masks and relative-position terms applied inside it) where its kernels
+// take the head dim, else the scores of every (sequence, head) as one
 // batched GEMM reading Q and K through strides, the Softmax (plain, masked
 // or with the relative-position terms), the context GEMM writing each
 // head's columns in place, in chunks of query rows; windows, the rotary
@@ -54,7 +56,7 @@ void relative_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& tabl
 class VulkanSteps final : public fam::StepRunner {
  public:
   VulkanSteps(OpContext& ctx, const fam::EncoderSchedule& s)
-      : ctx_(ctx), s_(s), stream32_(ctx.half() && !s.half_stream) {
+      : ctx_(ctx), s_(s), stream32_(ctx.half() && !s.half_stream), flash_(flash_attention_takes(ctx, s.head_dim)) {
     const GpuTensor& x = fused_encoder_input(ctx, s.input_rank);
     shape_ = fam::EncoderShape::of(ctx.node, s, x.shape);
     // A padding mask is read on the host and goes to the Softmax as int32.
@@ -76,6 +78,7 @@ class VulkanSteps final : public fam::StepRunner {
         fam::check_relative_tables(ctx.node, st, a.grid, need(st.rel_h).shape[0], need(st.rel_w).shape[0]);
         rel_floats = std::max(rel_floats, a.sequences * s.heads * a.tokens * (2 * std::max(a.grid.rows, a.grid.cols) - 1));
       }
+      if (flash_) continue;  // no scores in memory
       plans_.emplace(st.layer, plan_attention(ctx, a.sequences, s.heads, a.tokens, shape_.channels));
       score_words = std::max(score_words, plans_.at(st.layer).score_words);
     }
@@ -129,18 +132,27 @@ class VulkanSteps final : public fam::StepRunner {
 
   void attention(const Step& st) override {
     const auto a = shape_.attention(s_, st.window);
-    const AttentionPlan& plan = plans_.at(st.layer);
     const GpuTensor &q = buf(Buffer::Q), &k = buf(Buffer::K), &v = buf(Buffer::V), &out = buf(Buffer::Context);
-    if (st.rel_h < 0) {
-      AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked};
-      const bool plain = !mask.padding && mask.window < 0;
+    AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked};
+    const bool plain = !mask.padding && mask.window < 0;
+    const fam::WindowGrid& g = a.grid;
+    const bool relative = st.rel_h >= 0;
+    if (relative) {
+      relative_products(ctx_, q, need(st.rel_h), rel_h_, a.sequences, a.tokens, s_.heads, s_.head_dim);
+      relative_products(ctx_, q, need(st.rel_w), rel_w_, a.sequences, a.tokens, s_.heads, s_.head_dim);
+    }
+    if (flash_) {
+      const RelativeTerms rel{&rel_h_, &rel_w_, g.rows, g.cols};
+      flash_attention(ctx_, q, k, v, out, a.sequences, a.tokens, s_.heads, s_.head_dim, st.scale,
+                      plain ? nullptr : &mask, relative ? &rel : nullptr);
+      return;
+    }
+    const AttentionPlan& plan = plans_.at(st.layer);
+    if (!relative) {
       vulkan::attention(ctx_, q, k, v, scores_, out, a.sequences, a.tokens, s_.heads, s_.head_dim, st.scale,
                         plain ? nullptr : &mask, plan);
       return;
     }
-    const fam::WindowGrid& g = a.grid;
-    relative_products(ctx_, q, need(st.rel_h), rel_h_, a.sequences, a.tokens, s_.heads, s_.head_dim);
-    relative_products(ctx_, q, need(st.rel_w), rel_w_, a.sequences, a.tokens, s_.heads, s_.head_dim);
     chunked_attention(ctx_, q, k, v, scores_, out, a.sequences, a.tokens, s_.heads, s_.head_dim, st.scale, plan,
                       [&](int64_t q0, int64_t n_q) {
                         RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q)};
@@ -207,6 +219,7 @@ class VulkanSteps final : public fam::StepRunner {
   OpContext& ctx_;
   const fam::EncoderSchedule& s_;
   const bool stream32_;  // the stream is float32 in this float16 node
+  const bool flash_;     // attention in one pass (flash_attention), else through a scores buffer
   fam::EncoderShape shape_;
   std::array<GpuTensor, fam::kBufferCount> buffers_;
   std::array<int64_t, fam::kBufferCount> width_{};  // the columns each buffer holds now

@@ -1,0 +1,16 @@
+#!/bin/bash
+# Device run: fixture tests with flash attention, then full-size families.
+for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
+mkdir -p /tmp/k && tar xJf .hostbench/bundle.tar.xz -C /tmp/k && export LD_LIBRARY_PATH=/tmp/k/lib
+mkdir -p /work && ln -sfn "$PWD" /work/main
+mkdir -p $OUT
+/tmp/k/bin/kestrel probe | head -c 600; echo
+timeout 200 /tmp/k/bin/kestrel_tests --gtest_filter='Families.*' 2>&1 | grep -v "replayed$\|recorded again" | tail -25
+timeout 330 python3 bench/families_vs_ort.py --kestrel /tmp/k/bin/kestrel --work /tmp/fam --models ${MODELS:-sam modernbert_b8 clip} --runs 10 --threads 16 --precision fp16 --no-compile 2>&1 | tail -12
+for m in ${PROFILE:-sam modernbert_b8}; do
+  for a in flash chunked; do
+    echo "== $m $a"; /tmp/k/bin/kestrel bench /tmp/fam/$m/torchscript.onnx --backend vulkan --precision fp16 --runs 5 --attention $a --profile $(python3 -c "
+import json,os;d='/tmp/fam/$m';meta=json.load(open(d+'/meta.json'))
+print(' '.join(f'--input {n}={d}/input_{i}.npy' for i,n in enumerate(meta['inputs'])))") 2>&1 | grep -E "median|flash|softmax|gemm|total" | head -12
+  done
+done
