@@ -30,11 +30,11 @@ struct FlashPush {  // shaders/flash_attention_common.glsl
 constexpr int64_t kFlashQueries = 64;  // per workgroup (flash_attention_common.glsl: QT)
 
 // The tensor-core kernel: float16 runs on a device with 16x16x16 products,
-// head dims of whole 16x16 fragments up to its 64-key tile, and its 45 KB
+// head dims of whole 16x16 fragments up to its 64-key tile, and its 47 KB
 // of shared memory.
 bool flash_on_tensor_cores(const OpContext& ctx, int64_t hd) {
   return ctx.half() && ctx.device().coop_matrix_fp16 && hd % 16 == 0 && hd <= 64 &&
-         ctx.device().max_shared_memory >= 45568;
+         ctx.device().max_shared_memory >= 47360;
 }
 // The plain kernel's keys per tile: its K and V tiles and each thread's
 // scores within 16 KB of shared memory, the least Vulkan guarantees.

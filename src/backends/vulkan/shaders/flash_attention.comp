@@ -30,8 +30,9 @@ void main() {
   flash_query(i);
   const uint srow = t * (BC + 1);
   float m = FLASH_NEG_INF, l = 0.0;
-  for (uint k0 = 0; k0 < pc.tokens; k0 += BC) {
-    if (tile_outside_window(q0, k0, BC)) continue;
+  uint first, end;
+  key_range(q0, BC, first, end);
+  for (uint k0 = first; k0 < end; k0 += BC) {
     barrier();  // every thread is done with the previous tile
     for (uint e = t; e < BC * HD; e += 64) {
       uint j = k0 + e / HD, c = e % HD;

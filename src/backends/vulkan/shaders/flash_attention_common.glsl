@@ -49,12 +49,15 @@ uint flash_begin() {
   return (pc.tile_base + gl_WorkGroupID.x) * QT;
 }
 
-// Whether no query of [q0, q0 + QT) sees a key of [k0, k0 + n): the
-// window leaves the whole tile out (uniform over the workgroup).
-bool tile_outside_window(uint q0, uint k0, uint n) {
-  if (pc.window < 0) return false;
-  int lo = int(q0) - pc.window, hi = int(q0 + QT - 1) + pc.window;
-  return int(k0 + n - 1) < lo || int(k0) > hi;
+// The key tiles of BC keys some query of [q0, q0 + QT) may see: from
+// `first` (a multiple of BC) up to `end`. A window leaves out the tiles
+// wholly before or after it (ModernBERT's local layers see 128 of 512 keys).
+void key_range(uint q0, uint bc, out uint first, out uint end) {
+  first = 0;
+  end = pc.tokens;
+  if (pc.window < 0) return;
+  first = uint(max(int(q0) - pc.window, 0)) / bc * bc;
+  end = min(pc.tokens, q0 + QT + uint(pc.window));
 }
 
 // Query i's relative-position entries for key row 0 and key column 0
@@ -67,14 +70,22 @@ void flash_query(uint i) {
   wb = rel_row * (2 * pc.rel_cols - 1) + i % pc.rel_cols + pc.rel_cols - 1;
 }
 
+// Whether query i may see key j.
+bool flash_visible(uint i, uint j) {
+  if (j >= pc.tokens) return false;
+  if (HAS_MASK != 0 && mask[seq * pc.tokens + j] == 0) return false;
+  return pc.window < 0 || abs(int(i) - int(j)) <= pc.window;
+}
+
+// Query i's relative-position term for key j (HAS_REL; flash_query(i) called).
+float flash_relative(uint j) { return LD(ph[hb - j / pc.rel_cols]) + LD(pw[wb - j % pc.rel_cols]); }
+
 // The score of query i (flash_query(i) called) and key j from their dot
 // product; -inf where the query may not see the key.
 float flash_score(float dot, uint i, uint j) {
-  if (j >= pc.tokens) return FLASH_NEG_INF;
-  if (HAS_MASK != 0 && mask[seq * pc.tokens + j] == 0) return FLASH_NEG_INF;
-  if (pc.window >= 0 && abs(int(i) - int(j)) > pc.window) return FLASH_NEG_INF;
+  if (!flash_visible(i, j)) return FLASH_NEG_INF;
   float s = dot * pc.scale;
-  if (HAS_REL != 0) s += LD(ph[hb - j / pc.rel_cols]) + LD(pw[wb - j % pc.rel_cols]);
+  if (HAS_REL != 0) s += flash_relative(j);
   return s;
 }
 

@@ -3,50 +3,57 @@
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_vote : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_control_flow_attributes : require
 // Flash attention on tensor cores (VK_KHR_cooperative_matrix, float16
 // runs; flash_attention_common.glsl): four subgroups of 32, each owning 16
 // of the workgroup's 64 queries, walk the keys 64 at a time. Per tile:
 // the K and V tiles go to shared memory (16-byte loads where rows are
-// aligned: VEC); each subgroup's 16x64 scores are HD/16 x 4 products of
-// 16x16 float16 matrices accumulated in float32, its query fragments
-// loaded once; the scores go through the subgroup's corner of shared
-// memory, where two lanes per query take the tile's maximum, rescale their
-// half of the context row (in registers) and write the probabilities as
-// float16; the probabilities times the V tile go back through the same
-// corner and are added to the context rows. The scores never leave the
-// workgroup. HD is a multiple of 16 up to 64 (the host checks; shared
-// memory: 45 KB at 64).
+// aligned: VEC), the next tile's loads in flight while this one is
+// computed; each subgroup's 16x64 scores are HD/16 x 4 products of 16x16
+// float16 matrices accumulated in float32, its query fragments loaded once;
+// the scores go through the subgroup's corner of shared memory, where two
+// lanes per query take the tile's maximum and write the probabilities as
+// float16; the probabilities times the V tile add to the context rows held
+// as float32 accumulators (rescaled through the corner only when a row's
+// maximum moves far: main()). The scores never leave the workgroup.
+//
+// A lane reads and writes its half of a row as groups of 4 consecutive
+// columns (columns 8g + 4h .. 8g + 4h + 3 for lane half h): with rows of 72
+// floats and of 72 halves, each 16-byte read and 8-byte write of a quarter
+// or half subgroup falls on distinct banks. Keys past the end or masked out
+// get their -inf once per tile (kbias), not once per query; the
+// relative-position terms are added by a pass in which the lanes run along
+// the keys, so their table reads are consecutive. HD is a multiple of 16
+// up to 64 (the host checks; shared memory: 47 KB at 64).
 #include "flash_attention_common.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 3) const int VEC = 0;  // K and V rows start 16-byte aligned: loaded 8 halves at a time
+layout(std430, binding = 0) readonly buffer Q4_ { uvec4 q4[]; };
 layout(std430, binding = 1) readonly buffer K4_ { uvec4 k4[]; };
 layout(std430, binding = 2) readonly buffer V4_ { uvec4 v4[]; };
-layout(std430, binding = 0) readonly buffer Q4_ { uvec4 q4[]; };
 
-const uint BC = 64;                 // keys per tile
-const uint KROW = uint(HD) / 8 + 1;       // a staged row of HD halves, in uvec4s, padded by one
-const uint SROW = BC + 4;            // a row of a subgroup's scores or products (HD <= BC), in floats
-const uint PROW = BC + 8;           // a row of a subgroup's probabilities, in halves
+const uint BC = 64;                          // keys per tile (>= HD)
+const uint KROW = uint(HD) / 8 + 1;          // a staged row of HD halves, in uvec4s, padded by one
+const uint SROW = BC + 8;                    // a row of a subgroup's scores or products, in floats
+const uint PROW = BC + 8;                    // a row of a subgroup's probabilities, in halves
+const uint ITEMS = (BC * (uint(HD) / 8) + 127) / 128;  // uvec4s of K (and of V) a thread stages per tile
 shared uvec4 Ks[BC * KROW];
 shared uvec4 Vs[BC * KROW];
-shared float Ss[4 * 16 * SROW];
-shared float16_t Ps[4 * 16 * PROW];
+shared vec4 Ss[4 * 16 * SROW / 4];
+shared uvec2 Ps[4 * 16 * PROW / 4];
+shared vec4 kbias[BC / 4];  // 0, or -inf for a key past the end or masked out
+shared uvec2 rel_at[64];    // HAS_REL: each query row's hb and wb (flash_query)
+const float RESCALE_AT = 8.0;  // see main()
 shared float pair_red[128];
 
-#ifdef KESTREL_F16
-const bool VEC_BUILD = true;
-#else
-const bool VEC_BUILD = false;  // float32 storage never runs this kernel
-#endif
-
-// 8 consecutive elements of row j (from token `first`) of x, from column
-// c8, as halves; zero past the last token.
+// 8 consecutive elements of row j of q (which 0), k (1) or v (2) from
+// column c8, as halves; zero past the last token.
 uvec4 row8(uint which, uint j, uint c8) {
   if (j >= pc.tokens) return uvec4(0);
   uint at = qkv_base + j * width + c8;
-#ifdef KESTREL_F16
+#ifdef KESTREL_F16  // (float32 storage never runs this kernel: only the element path is built)
   if (VEC != 0) return which == 0 ? q4[at / 8] : which == 1 ? k4[at / 8] : v4[at / 8];
 #endif
   float x[8];
@@ -56,14 +63,30 @@ uvec4 row8(uint which, uint j, uint c8) {
                packFloat2x16(f16vec2(x[4], x[5])), packFloat2x16(f16vec2(x[6], x[7])));
 }
 
-// Rows r0 .. r0 + 63 of q (which 0), k (1) or v (2) into `dst` (Ks or Vs).
-void stage(uint which, uint r0, bool to_v) {
-  for (uint e = gl_LocalInvocationID.x; e < BC * (HD / 8); e += 128) {
-    uint r = e / (HD / 8), c = e % (HD / 8);
-    uvec4 x = row8(which, r0 + r, c * 8);
-    if (to_v) Vs[r * KROW + c] = x;
-    else Ks[r * KROW + c] = x;
+uvec4 kreg[ITEMS], vreg[ITEMS];  // the next tile, on its way to shared memory
+float kb;                        // and its key bias (threads below BC)
+void load_tile(uint k0) {
+  uint t = gl_LocalInvocationID.x;
+  [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
+    uint e = t + 128 * r;
+    if (e < BC * (HD / 8)) {
+      kreg[r] = row8(1, k0 + e / (HD / 8), e % (HD / 8) * 8);
+      vreg[r] = row8(2, k0 + e / (HD / 8), e % (HD / 8) * 8);
+    }
   }
+  uint j = k0 + t;
+  if (t < BC) kb = j < pc.tokens && (HAS_MASK == 0 || mask[seq * pc.tokens + j] != 0) ? 0.0 : FLASH_NEG_INF;
+}
+void store_tile() {
+  uint t = gl_LocalInvocationID.x;
+  [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
+    uint e = t + 128 * r;
+    if (e < BC * (HD / 8)) {
+      Ks[e / (HD / 8) * KROW + e % (HD / 8)] = kreg[r];
+      Vs[e / (HD / 8) * KROW + e % (HD / 8)] = vreg[r];
+    }
+  }
+  if (t < BC) kbias[t / 4][t % 4] = kb;
 }
 
 void subgroup_sync() {
@@ -74,27 +97,41 @@ void subgroup_sync() {
 void main() {
   uint q0 = flash_begin();
   uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-  uint r = lane / 2, half_ = lane % 2;  // the lane's query row and its half of the columns
+  uint r = lane / 2, h4 = (lane % 2) * 4;  // the lane's query row, and where its groups of 4 columns start
   uint i = q0 + sg * 16 + r;
-  flash_query(i);
-  const uint S0 = sg * 16 * SROW, P0 = sg * 16 * PROW;
+  const uint S0 = sg * 16 * SROW, P0 = sg * 16 * PROW;  // the subgroup's corners, in floats and halves
+  const float score_scale = HAS_REL != 0 ? 1.0 : pc.scale;  // (the relative pass scales its scores)
+  if (HAS_REL != 0 && lane < 16) {  // each row's relative-position entries, for the pass along the keys
+    uint ir = q0 + sg * 16 + lane;
+    flash_query(min(ir, pc.tokens - 1));
+    rel_at[sg * 16 + lane] = uvec2(hb, wb);
+  }
 
   // The subgroup's query fragments, staged through Ks.
-  stage(0, q0, false);
+  for (uint e = gl_LocalInvocationID.x; e < QT * (HD / 8); e += 128)
+    Ks[e / (HD / 8) * KROW + e % (HD / 8)] = row8(0, q0 + e / (HD / 8), e % (HD / 8) * 8);
   barrier();
   coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> qf[HD / 16];
   [[unroll]] for (uint kk = 0; kk < HD / 16; ++kk)
     coopMatLoad(qf[kk], Ks, sg * 16 * KROW + kk * 2, KROW, gl_CooperativeMatrixLayoutRowMajor);
 
-  float acc[HD / 2];  // columns half_ + 2c of the context row
-  [[unroll]] for (uint c = 0; c < HD / 2; ++c) acc[c] = 0.0;
-  float m = FLASH_NEG_INF, l = 0.0;  // l: this lane's half of the sum
-  for (uint k0 = 0; k0 < pc.tokens; k0 += BC) {
-    if (tile_outside_window(q0, k0, BC)) continue;
+  // The context rows accumulate on the tensor cores against a reference
+  // maximum m per row that moves only when a tile's maximum passes it by
+  // more than RESCALE_AT (so probabilities stay <= e^RESCALE_AT, which
+  // float16 holds): then, and only then, the rows go through shared memory
+  // to be rescaled. l is this lane's half of the row's sum against m.
+  coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> oacc[HD / 16];
+  [[unroll]] for (uint n = 0; n < HD / 16; ++n)
+    oacc[n] = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+  float m = FLASH_NEG_INF, l = 0.0;
+  uint first, end;
+  key_range(q0, BC, first, end);
+  if (first < end) load_tile(first);
+  for (uint k0 = first; k0 < end; k0 += BC) {
     barrier();  // the previous tile (or the query fragments) are read
-    stage(1, k0, false);
-    stage(2, k0, true);
+    store_tile();
     barrier();
+    if (k0 + BC < end) load_tile(k0 + BC);  // in flight while this tile is computed
     // Scores: 16 queries x 64 keys, into the subgroup's corner.
     [[unroll]] for (uint n = 0; n < BC / 16; ++n) {
       coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> sacc =
@@ -104,57 +141,81 @@ void main() {
         coopMatLoad(kf, Ks, n * 16 * KROW + kk * 2, KROW, gl_CooperativeMatrixLayoutColumnMajor);
         sacc = coopMatMulAdd(qf[kk], kf, sacc);
       }
-      coopMatStore(sacc, Ss, S0 + n * 16, SROW, gl_CooperativeMatrixLayoutRowMajor);
+      coopMatStore(sacc, Ss, (S0 + n * 16) / 4, SROW / 4, gl_CooperativeMatrixLayoutRowMajor);
     }
     subgroup_sync();
-    float s[BC / 2];
+    if (HAS_REL != 0) {
+      // Lanes along the keys: scale and add each query's relative-position terms.
+      for (uint jj = lane; jj < BC; jj += 32) {
+        uint j = min(k0 + jj, pc.tokens - 1);  // (keys past the end are left out by kbias)
+        uint ki = j / pc.rel_cols, kj = j % pc.rel_cols;
+        [[unroll]] for (uint rr = 0; rr < 16; ++rr) {
+          uvec2 base = rel_at[sg * 16 + rr];
+          uint at = S0 + rr * SROW + jj;
+          Ss[at / 4][at % 4] = Ss[at / 4][at % 4] * pc.scale + LD(ph[base.x - ki]) + LD(pw[base.y - kj]);
+        }
+      }
+      subgroup_sync();
+    }
+    vec4 s[BC / 8];
     float tile_max = FLASH_NEG_INF;
-    [[unroll]] for (uint c = 0; c < BC / 2; ++c) {
-      uint j = half_ + 2 * c;
-      s[c] = i < pc.tokens ? flash_score(Ss[S0 + r * SROW + j], i, k0 + j) : FLASH_NEG_INF;
-      tile_max = max(tile_max, s[c]);
+    [[unroll]] for (uint g = 0; g < BC / 8; ++g) {
+      uint c = 8 * g + h4;
+      s[g] = Ss[(S0 + r * SROW + c) / 4] * score_scale + kbias[c / 4];
+      if (pc.window >= 0)
+        [[unroll]] for (uint e = 0; e < 4; ++e)
+          if (abs(int(i) - int(k0 + c + e)) > pc.window) s[g][e] = FLASH_NEG_INF;
+      tile_max = max(tile_max, max(max(s[g].x, s[g].y), max(s[g].z, s[g].w)));
     }
     pair_red[sg * 32 + lane] = tile_max;
     subgroup_sync();
     tile_max = max(tile_max, pair_red[sg * 32 + (lane ^ 1)]);
-    float m_new = max(m, tile_max);
-    bool seen = !isinf(m_new);
-    float alpha = seen ? exp(m - m_new) : 1.0;
-    l *= alpha;
-    [[unroll]] for (uint c = 0; c < BC / 2; ++c) {
-      float p = seen ? exp(s[c] - m_new) : 0.0;
-      l += p;
-      Ps[P0 + r * PROW + half_ + 2 * c] = float16_t(p);
+    // A new reference maximum for this row? The context so far is then
+    // rescaled, unless it is still empty (the row saw no key before).
+    bool moves = tile_max > m + RESCALE_AT;  // (false while both are -inf)
+    float alpha = moves ? exp(m - tile_max) : 1.0;
+    if (subgroupAny(moves && !isinf(m))) {
+      [[unroll]] for (uint n = 0; n < HD / 16; ++n)
+        coopMatStore(oacc[n], Ss, (S0 + n * 16) / 4, SROW / 4, gl_CooperativeMatrixLayoutRowMajor);
+      subgroup_sync();
+      [[unroll]] for (uint g = 0; g < HD / 8; ++g) Ss[(S0 + r * SROW + 8 * g + h4) / 4] *= alpha;
+      subgroup_sync();
+      [[unroll]] for (uint n = 0; n < HD / 16; ++n)
+        coopMatLoad(oacc[n], Ss, (S0 + n * 16) / 4, SROW / 4, gl_CooperativeMatrixLayoutRowMajor);
+      subgroup_sync();
     }
-    [[unroll]] for (uint c = 0; c < HD / 2; ++c) acc[c] *= alpha;
-    m = m_new;
-    subgroup_sync();  // probabilities written; the scores read
-    // Context: (16 x 64 probabilities) x (64 x HD values), into the corner.
-    [[unroll]] for (uint n = 0; n < HD / 16; ++n) {
-      coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> oacc =
-          coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
-      [[unroll]] for (uint kk = 0; kk < BC / 16; ++kk) {
-        coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> pf;
+    if (moves) m = tile_max, l *= alpha;
+    bool seen = !isinf(m);
+    [[unroll]] for (uint g = 0; g < BC / 8; ++g) {
+      vec4 p = seen ? exp(s[g] - m) : vec4(0.0);
+      l += p.x + p.y + p.z + p.w;
+      Ps[(P0 + r * PROW + 8 * g + h4) / 4] = uvec2(packFloat2x16(f16vec2(p.xy)), packFloat2x16(f16vec2(p.zw)));
+    }
+    subgroup_sync();  // probabilities written
+    // Context += (16 x 64 probabilities) x (64 x HD values).
+    [[unroll]] for (uint kk = 0; kk < BC / 16; ++kk) {
+      coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> pf;
+      coopMatLoad(pf, Ps, (P0 + kk * 16) / 4, PROW / 4, gl_CooperativeMatrixLayoutRowMajor);
+      [[unroll]] for (uint n = 0; n < HD / 16; ++n) {
         coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> vf;
-        coopMatLoad(pf, Ps, P0 + kk * 16, PROW, gl_CooperativeMatrixLayoutRowMajor);
         coopMatLoad(vf, Vs, kk * 16 * KROW + n * 2, KROW, gl_CooperativeMatrixLayoutRowMajor);
-        oacc = coopMatMulAdd(pf, vf, oacc);
+        oacc[n] = coopMatMulAdd(pf, vf, oacc[n]);
       }
-      coopMatStore(oacc, Ss, S0 + n * 16, SROW, gl_CooperativeMatrixLayoutRowMajor);
     }
-    subgroup_sync();
-    [[unroll]] for (uint c = 0; c < HD / 2; ++c) acc[c] += Ss[S0 + r * SROW + half_ + 2 * c];
     subgroup_sync();  // pair_red and the corner are free for the next tile
   }
   pair_red[sg * 32 + lane] = l;
+  [[unroll]] for (uint n = 0; n < HD / 16; ++n)
+    coopMatStore(oacc[n], Ss, (S0 + n * 16) / 4, SROW / 4, gl_CooperativeMatrixLayoutRowMajor);
   subgroup_sync();
   l += pair_red[sg * 32 + (lane ^ 1)];
   if (i >= pc.tokens) return;
   uint dst = qkv_base + i * width;
-  if (isinf(m)) {
-    for (uint c = 0; c < HD / 2; ++c) o[dst + half_ + 2 * c] = ST(flash_unseen(half_ + 2 * c));
-  } else {
-    float inv = 1.0 / l;
-    [[unroll]] for (uint c = 0; c < HD / 2; ++c) o[dst + half_ + 2 * c] = ST(acc[c] * inv);
+  [[unroll]] for (uint g = 0; g < HD / 8; ++g) {
+    vec4 ctx = Ss[(S0 + r * SROW + 8 * g + h4) / 4];
+    [[unroll]] for (uint e = 0; e < 4; ++e) {
+      uint c = 8 * g + h4 + e;
+      o[dst + c] = ST(isinf(m) ? flash_unseen(c) : ctx[e] / l);
+    }
   }
 }
