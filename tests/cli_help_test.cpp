@@ -26,7 +26,7 @@ TEST(CliHelp, EachCommandPrintsItsOwnUsage) {
       {"bench model.onnx -h", "bench",
        {"--input", "--inputs", "--backend", "--precision", "--threads", "--runs", "--warmup", "--dim", "--shape", "--json", "--profile"}},
       {"parity --help", "parity",
-       {"--input", "--inputs", "--backend", "--precision", "--threads", "--dim", "--shape", "--seed", "--tol", "--min-cosine"}},
+       {"--input", "--inputs", "--backend", "--precision", "--threads", "--dim", "--shape", "--seed", "--tol", "--min-cosine", "--runs"}},
       {"inspect -h", "inspect", {"--json", "--nodes", "--backend", "--precision", "--run", "--input", "--inputs", "--dim", "--shape"}},
       {"remove-bg --help", "remove-bg", {"--backend", "--precision", "--threads"}},
   };

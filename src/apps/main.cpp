@@ -36,8 +36,9 @@ const Command kCommands[] = {
      "      --run: of one run, with --input, --inputs, --dim, --shape and --threads as for run)\n"},
     {"parity", cli::cmd_parity,
      "parity MODEL [--input NAME=FILE.npy|FILE.pb]... [--inputs FILE.npz]... [--backend ...] [--precision ...] [--threads N] [--dim SYM=N]...\n"
-     "      [--shape NAME=D0,D1,...]... [--seed N] [--tol MAX_REL] [--min-cosine C]\n"
-     "      (exit 1 when outputs differ in count or shape or pass a bound)\n"},
+     "      [--shape NAME=D0,D1,...]... [--seed N] [--tol MAX_REL] [--min-cosine C] [--runs N]\n"
+     "      (exit 1 when outputs differ in count or shape or pass a bound in any of N runs, default 4: a session's\n"
+     "      first runs check fused encoders on the CPU, calibrate float16 and record the work later runs replay)\n"},
     {"remove-bg", cli::cmd_remove_bg, "remove-bg ISNET_MODEL PHOTO OUT.png [--backend ...] [--precision ...] [--threads N]\n"},
     {"probe", cli::cmd_probe, "probe  (JSON: CPU features and Vulkan devices)\n"},
 };
