@@ -207,23 +207,24 @@ TEST(Families, FusedEncodersMatchOnnxRuntimeInVulkanSessions) {
   EXPECT_GE(replayed, 6);  // 7 of the 16 exports on lavapipe
 }
 
-// Attention forced through a scores buffer (AttentionKernel::Chunked; the
-// sessions above take flash attention wherever its kernels take the head
-// dim) on the fixtures that cover each of its Softmax kinds: plain (CLIP),
-// a key padding mask with a sliding window (ModernBERT), ViT-Det's windows
-// and relative-position terms (SAM).
-TEST(Families, ChunkedAttentionMatchesOnnxRuntimeInVulkanSessions) {
+// Flash attention asked for (AttentionKernel::Flash; the sessions above take
+// the default, which is flash on tensor cores only: on lavapipe the scores
+// buffer) on the fixtures that cover each of its kinds: plain (CLIP, SigLIP
+// with head dim 32, DINOv2 with 16), a key padding mask with a sliding
+// window (ModernBERT), ViT-Det's windows and relative-position terms (SAM);
+// float32 and float16 storage, the same bars.
+TEST(Families, FlashAttentionMatchesOnnxRuntimeInVulkanSessions) {
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   int checked = 0;
   for (const Fixture& f : fixtures())
-    for (const char* model : {"clip", "modernbert", "sam"})
+    for (const char* model : {"clip", "siglip", "dinov2", "modernbert", "sam"})
       if (std::string(f.model) == model) {
-        expect_faithful(f, "torchscript", "vulkan", "fp32", false, vulkan::AttentionKernel::Chunked);
-        expect_faithful(f, "torchscript", "vulkan", "fp16", false, vulkan::AttentionKernel::Chunked);
+        expect_faithful(f, "torchscript", "vulkan", "fp32", false, vulkan::AttentionKernel::Flash);
+        expect_faithful(f, "torchscript", "vulkan", "fp16", false, vulkan::AttentionKernel::Flash);
         ++checked;
       }
-  EXPECT_EQ(checked, 3);
+  EXPECT_EQ(checked, 5);
 }
 
 // The encoders also run fused in float16 storage where calibration keeps
@@ -525,16 +526,17 @@ TEST(FusedChecks, AgreementsAreBoundedAndAWithdrawalStays) {
   EXPECT_TRUE(c.withdrawn(3));
 }
 
-// Flash attention is what a session takes by default (lavapipe: the plain
-// kernel, flash_attention.comp), and AttentionKernel::Chunked the scores
-// buffer's Softmax instead: the timed run's kernels say which ran, for the
-// plain (CLIP), masked (ModernBERT) and relative-position (SAM) kinds.
-TEST(Families, FlashAttentionRunsUnlessChunkedIsAskedFor) {
+// The session's AttentionKernel decides which kernels run, as the timed
+// run's kernels show, for the plain (CLIP), masked (ModernBERT) and
+// relative-position (SAM) kinds: flash_attention.comp when Flash is asked
+// for (lavapipe has no tensor cores), the scores buffer's Softmax when
+// Chunked is, and Auto is Chunked on a device without tensor cores.
+TEST(Families, TheAttentionKernelIsTheSessionsChoice) {
   if (const char* off = std::getenv("KESTREL_VULKAN_TESTS"); off && std::string(off) == "off")
     GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   for (const auto& [model, softmax] : std::vector<std::pair<std::string, std::string>>{
            {"clip", "softmax"}, {"modernbert", "masked_softmax"}, {"sam", "relpos_softmax"}}) {
-    for (auto attention : {vulkan::AttentionKernel::Auto, vulkan::AttentionKernel::Chunked}) {
+    for (auto attention : {vulkan::AttentionKernel::Flash, vulkan::AttentionKernel::Chunked, vulkan::AttentionKernel::Auto}) {
       const std::string path = fixture(model, "torchscript.onnx");
       SessionOptions o;
       o.backend = BackendChoice::Vulkan;
@@ -551,7 +553,7 @@ TEST(Families, FlashAttentionRunsUnlessChunkedIsAskedFor) {
       const partition::PlacementReport report = *s->placement();
       const bool flash = report.kernels.count("flash_attention") > 0;
       const bool chunked = report.kernels.count(softmax) > 0;
-      if (attention == vulkan::AttentionKernel::Auto) {
+      if (attention == vulkan::AttentionKernel::Flash) {
         EXPECT_TRUE(flash && !chunked) << model << ": flash attention did not run";
       } else {
         EXPECT_TRUE(chunked && !flash) << model << ": " << softmax << " did not run";

@@ -77,8 +77,8 @@ struct SessionOptions {
   int64_t attention_chunk = 0;
   // The GEMM's output tile (KESTREL_GEMM_TILES=auto|tiny|small|large).
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
-  // How the fused encoders compute attention: flash where its kernels take
-  // the head dim, or the scores through memory in chunks
+  // How the fused encoders compute attention: in one pass (flash), or the
+  // scores through memory in chunks; auto: flash on tensor cores
   // (KESTREL_ATTENTION=auto|flash|chunked; vulkan/attention_kernel.h).
   vulkan::AttentionKernel attention_kernel = vulkan::AttentionKernel::Auto;
   // Replay the recorded work of a run at a known input signature (false, or

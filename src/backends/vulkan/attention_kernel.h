@@ -8,8 +8,9 @@ namespace kestrel::vulkan {
 // softmax, the scores never in memory (flash_attention.comp; on tensor
 // cores flash_attention_coop.comp). Chunked: the scores of a chunk of
 // queries as a batched GEMM into memory, a Softmax over them, the context
-// as a second GEMM (ops/encoder_steps.h). Auto: flash wherever its kernels
-// take the head dim, chunked elsewhere. Tests force each on any device.
+// as a second GEMM (ops/encoder_steps.h). Auto: flash on tensor cores
+// (float16 runs, head dims its kernel takes), where it was measured faster,
+// chunked elsewhere. Tests force each on any device.
 enum class AttentionKernel { Auto, Flash, Chunked };
 
 }  // namespace kestrel::vulkan

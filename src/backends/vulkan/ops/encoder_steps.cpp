@@ -184,8 +184,15 @@ void attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const Gpu
 }
 
 bool flash_attention_takes(const OpContext& ctx, int64_t hd) {
-  if (ctx.attention_kernel() == AttentionKernel::Chunked) return false;
-  return flash_on_tensor_cores(ctx, hd) || (hd >= 1 && hd <= 128);
+  switch (ctx.attention_kernel()) {
+    case AttentionKernel::Chunked: return false;
+    case AttentionKernel::Flash: return flash_on_tensor_cores(ctx, hd) || (hd >= 1 && hd <= 128);
+    case AttentionKernel::Auto: break;
+  }
+  // Where it was measured faster (BENCHMARKS.md: 1.45x on SAM and ModernBERT
+  // on an H200). The plain kernel has not been timed on a GPU yet: the
+  // chunked path, whose speed is known, stays the default there.
+  return flash_on_tensor_cores(ctx, hd);
 }
 
 void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, const GpuTensor& v, const GpuTensor& out,

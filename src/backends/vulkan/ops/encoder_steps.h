@@ -85,10 +85,10 @@ struct RelativeTerms {
 };
 
 // Whether flash_attention computes this session's attention for heads of
-// `hd`: the session's AttentionKernel, and a kernel that takes the head dim
-// on this device (tensor cores: float16 runs, hd a multiple of 16 up to 64;
-// plain arithmetic: hd up to 128). Else chunked_attention does, through a
-// scores buffer (plan_attention).
+// `hd`: the session's AttentionKernel (Auto: on tensor cores only), and a
+// kernel that takes the head dim on this device (tensor cores: float16
+// runs, hd a multiple of 16 up to 64; plain arithmetic: hd up to 128). Else
+// chunked_attention does, through a scores buffer (plan_attention).
 bool flash_attention_takes(const OpContext& ctx, int64_t hd);
 
 // Attention of every (sequence, head) in one pass per tile of 64 queries
