@@ -117,11 +117,14 @@ for step in "${steps[@]}"; do
     # The fused encoders' Vulkan sessions, in either storage, are validated
     # once, in the arenas step: in this step's exact-buffer mode the float32
     # ones alone took 328 s under GPU-assisted validation (16 s in arenas).
+    # Flash attention is validated there too, by the test that runs each
+    # attention kernel on three fixtures (the one that holds it to ONNX
+    # Runtime on five fixtures in both storages runs in ctest alone).
     families) run_step families build/tests/kestrel_tests \
-                --gtest_filter='Families.*:SamFamily.*:TorchStack.*:MixedPrecision.*:-Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions' ;;
+                --gtest_filter='Families.*:SamFamily.*:TorchStack.*:MixedPrecision.*:-Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FlashAttentionMatchesOnnxRuntimeInVulkanSessions:Families.TheAttentionKernelIsTheSessionsChoice' ;;
     models) run_step models build/tests/kestrel_tests --gtest_filter="${model_filter%:}" ;;
     arenas) KESTREL_VK_EXACT_BUFFERS=0 run_step arenas build/tests/kestrel_tests \
-              --gtest_filter='VulkanArena.*:VulkanReplay.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage' ;;
+              --gtest_filter='VulkanArena.*:VulkanReplay.*:Families.FusedEncodersMatchOnnxRuntimeInVulkanSessions:Families.FusedEncodersMatchOnnxRuntimeInFloat16Storage:Families.TheAttentionKernelIsTheSessionsChoice' ;;
     *) echo "validate_vulkan: unknown step '$step' (ops, families, models, arenas)" >&2; exit 2 ;;
   esac
 done

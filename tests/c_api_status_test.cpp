@@ -208,5 +208,44 @@ TEST(CApiInPlace, OutputsNeverShareTheCallersInputs) {
   }
 }
 
+// The process's settings through the C API: refused by name when out of
+// range (the call returns nonzero, KESTREL_INVALID_ARGUMENT), taken when
+// not; a zero field keeps its default.
+TEST(CApiProcessOptions, AreCheckedAndTaken) {
+  struct Case {
+    void (*set)(kestrel_process_options&);
+    const char* says;
+  };
+  const Case bad[] = {
+      {[](kestrel_process_options& o) { o.cpu_isa = "avx3"; }, "unknown CPU instruction set 'avx3'"},
+      {[](kestrel_process_options& o) { o.poison_outputs = 2; }, "poison_outputs must be 0 (default) or 1, got 2"},
+      {[](kestrel_process_options& o) { o.pool_mb = -2; }, "pool_mb must be -1 (none), 0 (default) or more, got -2"},
+      {[](kestrel_process_options& o) { o.struct_size = 4; }, "struct_size 4 is too small"},
+  };
+  for (const Case& c : bad) {
+    kestrel_process_options o{};
+    o.struct_size = sizeof o;
+    c.set(o);
+    EXPECT_NE(kestrel_set_process_options(&o), 0) << c.says;
+    EXPECT_EQ(kestrel_last_error_code(), KESTREL_INVALID_ARGUMENT) << c.says;
+    EXPECT_NE(std::string(kestrel_last_error()).find(c.says), std::string::npos) << kestrel_last_error();
+  }
+  EXPECT_NE(kestrel_set_process_options(nullptr), 0);
+  kestrel_process_options o{};
+  o.struct_size = sizeof o;
+  o.pool_mb = 64;
+  o.cpu_isa = "baseline";
+  EXPECT_EQ(kestrel_set_process_options(&o), 0) << kestrel_last_error();
+  // A session made now runs with them (the CPU kernels at the baseline).
+  kestrel_session_options so{};
+  so.struct_size = sizeof so;
+  so.backend = "cpu";
+  kestrel_session* s = kestrel_session_create(silero_path().c_str(), &so);
+  EXPECT_NE(s, nullptr) << kestrel_last_error();
+  kestrel_session_free(s);
+  const kestrel_process_options defaults{sizeof(kestrel_process_options), 0, nullptr, 0};
+  EXPECT_EQ(kestrel_set_process_options(&defaults), 0) << kestrel_last_error();
+}
+
 }  // namespace
 }  // namespace kestrel

@@ -113,6 +113,33 @@ TEST(Config, TheSessionsOwnOptionsWinOverTheEnvironment) {
   EXPECT_EQ(c.threads, 3);
 }
 
+// The process's settings come from set_process_options where it set them,
+// over the environment, and a field it left unset keeps the environment's.
+TEST(Config, ProcessOptionsWinOverTheEnvironment) {
+  ScopedEnv pool("KESTREL_POOL_MB", "7");
+  ScopedEnv isa("KESTREL_CPU_ISA", "avx2");
+  ScopedEnv poison("KESTREL_POISON_OUTPUTS", "1");
+  ProcessOptions p;
+  p.pool_mb = 64;
+  p.cpu_isa_set = true;
+  p.cpu_isa = CpuIsa::Baseline;
+  set_process_options(p);
+  runtime::Config c = runtime::Config::of({});
+  EXPECT_EQ(c.process.pool_cap_bytes, size_t(64) << 20);
+  EXPECT_EQ(c.process.cpu_isa, CpuIsa::Baseline);
+  EXPECT_TRUE(c.process.poison_outputs);  // not set: the environment's
+  p = ProcessOptions{};
+  p.poison_outputs = 0;
+  set_process_options(p);
+  c = runtime::Config::of({});
+  EXPECT_EQ(c.process.pool_cap_bytes, size_t(7) << 20);
+  EXPECT_EQ(c.process.cpu_isa, CpuIsa::Avx2);
+  EXPECT_FALSE(c.process.poison_outputs);
+  p.poison_outputs = 2;
+  EXPECT_THROW(set_process_options(p), Error);
+  set_process_options(ProcessOptions{});
+}
+
 TEST(Config, ABadValueNamesItsVariableOrOption) {
   {
     ScopedEnv v("KESTREL_TRACE", "loud");

@@ -150,6 +150,12 @@ NB_MODULE(_kestrel, m) {
     }
   });
   m.def("version", &api::version);
+  m.def(
+      "set_process_options",
+      [](int64_t pool_mb, const std::string& cpu_isa, bool poison_outputs) {
+        api::set_process_options({pool_mb, cpu_isa, poison_outputs});
+      },
+      nb::arg("pool_mb"), nb::arg("cpu_isa"), nb::arg("poison_outputs"));
 
   nb::class_<api::CancelFlag>(m, "CancelFlag").def(nb::init<>()).def("request", &api::CancelFlag::request);
 

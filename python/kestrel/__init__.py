@@ -21,7 +21,7 @@ accepted and have no effect: Kestrel optimizes every graph fully.
 """
 from ._errors import (Cancelled, Fail, InvalidArgument, InvalidModel, KestrelError, NoSuchFile,
                       NotImplementedByKestrel, OutOfMemory)
-from ._options import RunOptions, SessionOptions, GraphOptimizationLevel, ExecutionMode
+from ._options import RunOptions, SessionOptions, GraphOptimizationLevel, ExecutionMode, set_process_options
 from ._session import InferenceSession, IOBinding, NodeArg, get_available_providers, get_device
 
 from . import _kestrel
@@ -32,4 +32,5 @@ __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "IOBinding", "NodeArg", "GraphOptimizationLevel",
     "ExecutionMode", "get_available_providers", "get_device", "KestrelError", "Fail", "InvalidArgument",
     "NoSuchFile", "InvalidModel", "NotImplementedByKestrel", "Cancelled", "OutOfMemory", "__version__",
+    "set_process_options",
 ]

@@ -255,3 +255,17 @@ class RunOptions:
         if self._flag is None:
             self._flag = _kestrel.CancelFlag()
         return self._flag
+
+
+def set_process_options(pool_mb=None, cpu_isa=None, poison_outputs=False):
+    """Settings of the process rather than of one session (one tensor pool, one
+    CPU kernel dispatch): set them before the first session, which applies
+    them as it is made. None keeps the environment's value, else the default.
+
+      pool_mb: the most idle tensor memory the pool keeps, in MiB (KESTREL_POOL_MB; 4096).
+      cpu_isa: cap the CPU kernels at "baseline", "avx2" or "avx512" (KESTREL_CPU_ISA).
+      poison_outputs: kernel outputs start as NaN bytes, to find kernels that read them.
+    """
+    pool = 0 if pool_mb is None else (-1 if _whole("pool_mb", pool_mb, 0, 1 << 30) == 0 else pool_mb)
+    isa = "" if cpu_isa is None else _choice("cpu_isa", cpu_isa, ("baseline", "avx2", "avx512"))
+    _kestrel.set_process_options(pool, isa, _switch("poison_outputs", poison_outputs))

@@ -264,6 +264,29 @@ int32_t kestrel_last_error_code(void) { return last_error_code; }
 
 const char* kestrel_version(void) { return KESTREL_VERSION; }
 
+int32_t kestrel_set_process_options(const kestrel_process_options* o) {
+  return guarded<>(int32_t(1), [&] {
+    if (!o) misuse("kestrel_set_process_options: options is NULL");
+    if (o->struct_size < offsetof(kestrel_process_options, pool_mb) + sizeof(int64_t))
+      misuse("kestrel_set_process_options: struct_size ", o->struct_size,
+             " is too small; set it to sizeof(kestrel_process_options)");
+    kestrel::ProcessOptions p;
+    if (o->pool_mb < -1) misuse("kestrel_process_options.pool_mb must be -1 (none), 0 (default) or more, got ", o->pool_mb);
+    p.pool_mb = o->pool_mb == 0 ? -1 : o->pool_mb == -1 ? 0 : o->pool_mb;
+    if (KESTREL_HAS_FIELD(o, kestrel_process_options, cpu_isa) && o->cpu_isa) {
+      p.cpu_isa = kestrel::parse_cpu_isa(o->cpu_isa);
+      p.cpu_isa_set = true;
+    }
+    if (KESTREL_HAS_FIELD(o, kestrel_process_options, poison_outputs)) {
+      if (o->poison_outputs != 0 && o->poison_outputs != 1)
+        misuse("kestrel_process_options.poison_outputs must be 0 (default) or 1, got ", o->poison_outputs);
+      if (o->poison_outputs == 1) p.poison_outputs = 1;
+    }
+    kestrel::set_process_options(p);
+    return int32_t(0);
+  });
+}
+
 int64_t kestrel_tensor_nbytes(const kestrel_tensor* t) {
   return guarded<>(int64_t(-1), [&] {
     if (!t) misuse("kestrel_tensor_nbytes: tensor is NULL");

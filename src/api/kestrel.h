@@ -131,6 +131,21 @@ int32_t kestrel_last_error_code(void);
 /* The library's version, "MAJOR.MINOR.PATCH" (a static string). */
 const char* kestrel_version(void);
 
+/* Settings of the process rather than of one session (one tensor pool, one
+ * CPU kernel dispatch, one way of handing out kernel outputs). Set them
+ * before the first session: each session applies them as it is made. A zero
+ * (or NULL) field keeps its environment variable's value, else the default. */
+typedef struct kestrel_process_options {
+  size_t struct_size;     /* sizeof(kestrel_process_options) */
+  int64_t pool_mb;        /* the most idle tensor memory kept, MiB; 0: KESTREL_POOL_MB or 4096; -1: none */
+  const char* cpu_isa;    /* cap the CPU kernels: "baseline", "avx2" or "avx512"; NULL: KESTREL_CPU_ISA or none */
+  int32_t poison_outputs; /* 1: kernel outputs start as NaN bytes (finds kernels that read them); 0: KESTREL_POISON_OUTPUTS */
+} kestrel_process_options;
+
+/* Nonzero on a NULL or too short struct or a field out of range (the reason
+ * is in kestrel_last_error()); the settings held before stay. */
+int32_t kestrel_set_process_options(const kestrel_process_options* options);
+
 /* Loads a model (options may be NULL: defaults). NULL on failure. */
 kestrel_session* kestrel_session_load(const char* path, const kestrel_options* options);
 /* Limits a session keeps. Zero it, set struct_size = sizeof(kestrel_limits),

@@ -35,6 +35,22 @@ class Error : public std::runtime_error {
 
 inline std::string version() { return kestrel_version(); }
 
+// The process's settings (kestrel_process_options): set before the first
+// session; a field left at its default keeps the environment's value.
+struct ProcessOptions {
+  int64_t pool_mb = 0;          // the most idle tensor memory kept, MiB; 0: default; -1: none
+  std::string cpu_isa;          // "baseline", "avx2" or "avx512"; "": default
+  bool poison_outputs = false;  // kernel outputs start as NaN bytes
+};
+inline void set_process_options(const ProcessOptions& p) {
+  kestrel_process_options o{};
+  o.struct_size = sizeof o;
+  o.pool_mb = p.pool_mb;
+  o.cpu_isa = p.cpu_isa.empty() ? nullptr : p.cpu_isa.c_str();
+  o.poison_outputs = p.poison_outputs ? 1 : 0;
+  if (kestrel_set_process_options(&o) != 0) throw_last_error();
+}
+
 // A caller's array as a kestrel_tensor (the shape must outlive the run).
 template <typename T>
 kestrel_tensor view(const T* data, const std::vector<int64_t>& shape, int32_t dtype) {

@@ -16,8 +16,8 @@ namespace kestrel::runtime {
 
 // Settings of the process rather than of one session: it has one tensor
 // pool, one CPU kernel dispatch and one way of handing out kernel outputs.
-// Each session applies them as it is made; they come from the environment
-// only, so every session of a process applies the same.
+// Each session applies them as it is made; they come from
+// set_process_options (session_options.h), else the environment.
 struct ProcessSettings {
   size_t pool_cap_bytes = size_t(4096) << 20;  // KESTREL_POOL_MB: the most idle tensor memory kept
   CpuIsa cpu_isa = CpuIsa::Avx512;              // KESTREL_CPU_ISA=baseline|avx2: the CPU kernels at most at that level

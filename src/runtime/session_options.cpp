@@ -1,5 +1,7 @@
 #include "runtime/session_options.h"
 
+#include <mutex>
+
 #include "core/error.h"
 
 namespace kestrel {
@@ -37,6 +39,32 @@ vulkan::AttentionKernel parse_attention_kernel(const std::string& a) {
   if (a == "flash") return vulkan::AttentionKernel::Flash;
   if (a == "chunked") return vulkan::AttentionKernel::Chunked;
   fail_as(ErrorKind::InvalidArgument, "unknown attention kernel '", a, "' (use auto, flash or chunked)");
+}
+
+CpuIsa parse_cpu_isa(const std::string& i) {
+  if (i == "baseline") return CpuIsa::Baseline;
+  if (i == "avx2") return CpuIsa::Avx2;
+  if (i == "avx512") return CpuIsa::Avx512;
+  fail_as(ErrorKind::InvalidArgument, "unknown CPU instruction set '", i, "' (use baseline, avx2 or avx512)");
+}
+
+namespace {
+std::mutex process_mutex;
+ProcessOptions process;  // what set_process_options kept
+}  // namespace
+
+void set_process_options(const ProcessOptions& o) {
+  if (o.pool_mb < -1 || o.pool_mb > (int64_t(1) << 30))
+    fail_as(ErrorKind::InvalidArgument, "pool_mb must be -1 (not set) or 0 to ", int64_t(1) << 30, ", got ", o.pool_mb);
+  if (o.poison_outputs < -1 || o.poison_outputs > 1)
+    fail_as(ErrorKind::InvalidArgument, "poison_outputs must be -1 (not set), 0 or 1, got ", o.poison_outputs);
+  std::lock_guard<std::mutex> lock(process_mutex);
+  process = o;
+}
+
+ProcessOptions process_options() {
+  std::lock_guard<std::mutex> lock(process_mutex);
+  return process;
 }
 
 const char* name_of(CpuKernels k) { return k == CpuKernels::Reference ? "reference" : "fast"; }

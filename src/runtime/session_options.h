@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "backends/vulkan/attention_kernel.h"
 #include "backends/vulkan/gemm_tiles.h"
+#include "core/cpu_isa.h"
 
 namespace kestrel {
 
@@ -29,6 +30,7 @@ CpuKernels parse_cpu_kernels(const std::string& name);
 // "auto", "tiny", "small", "large"; anything else is an error listing those.
 vulkan::GemmTiles parse_gemm_tiles(const std::string& name);
 vulkan::AttentionKernel parse_attention_kernel(const std::string& name);  // "auto", "flash" or "chunked"
+CpuIsa parse_cpu_isa(const std::string& name);  // "baseline", "avx2" or "avx512"
 const char* name_of(BackendChoice b);
 const char* name_of(Precision p);
 const char* name_of(CpuKernels k);
@@ -94,5 +96,21 @@ struct SessionOptions {
   // the process when it cannot create the threads asked for (100,000 does).
   static constexpr int kMaxThreads = 1024;
 };
+
+// Settings of the process rather than of one session: it has one tensor
+// pool, one CPU kernel dispatch and one way of handing out kernel outputs.
+// Set them before the first session (each session applies them as it is
+// made, so a later call reaches the sessions made after it). A field left
+// unset keeps its environment variable's value, else the default.
+struct ProcessOptions {
+  int64_t pool_mb = -1;         // the most idle tensor memory the pool keeps, MiB (KESTREL_POOL_MB; 4096)
+  bool cpu_isa_set = false;     // cap the CPU kernels at cpu_isa (KESTREL_CPU_ISA; the highest the CPU has)
+  CpuIsa cpu_isa = CpuIsa::Avx512;
+  int poison_outputs = -1;      // 1: kernel outputs start as NaN bytes, 0: not (KESTREL_POISON_OUTPUTS; 0)
+};
+// Checks and keeps them for the sessions made from now on (throws an
+// InvalidArgument Error naming a field out of range).
+void set_process_options(const ProcessOptions& o);
+ProcessOptions process_options();
 
 }  // namespace kestrel

@@ -269,3 +269,19 @@ def test_a_closed_session_refuses_runs():
         s.run(None, silero_feeds())
     with pytest.raises(ValueError, match="the session is closed"):
         s.run(None, silero_feeds())
+
+
+def test_process_options_are_checked_and_taken():
+    """The process's settings (one tensor pool, one CPU dispatch) from Python:
+    refused by name when out of range, taken by the sessions made after."""
+    with pytest.raises(ValueError, match="cpu_isa must be one of baseline, avx2, avx512"):
+        kestrel.set_process_options(cpu_isa="avx3")
+    with pytest.raises(ValueError, match="pool_mb must be 0 to"):
+        kestrel.set_process_options(pool_mb=-5)
+    kestrel.set_process_options(pool_mb=64, cpu_isa="baseline")
+    clip = os.path.join(ROOT, "tests", "models", "clip", "torchscript.onnx")
+    s = kestrel.InferenceSession(clip, providers=["CPUExecutionProvider"])
+    (out, *_) = s.run(None, {s.get_inputs()[0].name: np.full((1, 3, 36, 36), 0.5, np.float32)})
+    assert np.isfinite(out).all()
+    kestrel.set_process_options()
+
