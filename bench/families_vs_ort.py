@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--precision", default="fp32", choices=["fp32", "fp16"], help="Kestrel-Vulkan's storage precision")
     ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile (its first call compiles for minutes)")
+    ap.add_argument("--no-per-op", action="store_true", help="leave out the op-by-op column (SAM's takes ~1 s a run)")
     a = ap.parse_args()
     probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
     gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
@@ -93,7 +94,7 @@ def main():
         # The same with attention through a scores buffer instead of flash attention.
         chunked = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan + ["--attention", "chunked"], env)
         env_off = dict(env, KESTREL_FAMILIES="off")
-        per_op = kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
+        per_op = None if a.no_per_op else kestrel_bench(a.kestrel, model, flags, a.runs, vulkan, env_off)
         o_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, a.runs // 4))
         t_ms = torch_cuda_fp16_ms(name, a.runs)
         c_ms = None if a.no_compile else torch_cuda_fp16_ms(name, a.runs, compiled=True)
@@ -106,7 +107,7 @@ def main():
             k0 = np.load(os.path.join(out, "0.npy"))
         cos, err = output_agreement(k0, ref[0])
         absrel = float(np.mean(np.abs(k0 - ref[0]) / np.maximum(np.abs(ref[0]), 1e-6))) if name == "depth_anything" else None
-        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], chunked=chunked["median_ms"], per_op=per_op["median_ms"], ort=o_ms, torch=t_ms, compiled=c_ms,
+        row = dict(name=name, family=fam, fused=fused["median_ms"], recording=recording["median_ms"], chunked=chunked["median_ms"], per_op=per_op["median_ms"] if per_op else None, ort=o_ms, torch=t_ms, compiled=c_ms,
                    cos=cos, err=err, absrel=absrel, placement=fused.get("placement", ""))
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -123,8 +124,10 @@ def main():
         extra = f", depth AbsRel {r['absrel']:.1e}" if r["absrel"] is not None else ""
         c = r["compiled"]
         c_ms, c_ratio = (f"{c:.2f}", f"{c / r['fused']:.2f}x") if c is not None else ("-", "-")
-        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['recording']:.2f} | {r['chunked']:.2f} | {r['per_op']:.2f} | {r['ort']:.2f} | {r['torch']:.2f} | "
-              f"{c_ms} | {r['per_op'] / r['fused']:.2f}x | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | {c_ratio} | "
+        p = r["per_op"]
+        p_ms, p_ratio = (f"{p:.2f}", f"{p / r['fused']:.2f}x") if p is not None else ("-", "-")
+        print(f"| {r['name']} | {r['family']} | {r['fused']:.2f} | {r['recording']:.2f} | {r['chunked']:.2f} | {p_ms} | {r['ort']:.2f} | {r['torch']:.2f} | "
+              f"{c_ms} | {p_ratio} | {r['ort'] / r['fused']:.2f}x | {r['torch'] / r['fused']:.2f}x | {c_ratio} | "
               f"{r['cos']:.7f}, {r['err']:.1e}{extra} |")
 
 
