@@ -121,7 +121,6 @@ TEST(Config, ProcessOptionsWinOverTheEnvironment) {
   ScopedEnv poison("KESTREL_POISON_OUTPUTS", "1");
   ProcessOptions p;
   p.pool_mb = 64;
-  p.cpu_isa_set = true;
   p.cpu_isa = CpuIsa::Baseline;
   set_process_options(p);
   runtime::Config c = runtime::Config::of({});
@@ -129,13 +128,13 @@ TEST(Config, ProcessOptionsWinOverTheEnvironment) {
   EXPECT_EQ(c.process.cpu_isa, CpuIsa::Baseline);
   EXPECT_TRUE(c.process.poison_outputs);  // not set: the environment's
   p = ProcessOptions{};
-  p.poison_outputs = 0;
+  p.poison_outputs = false;
   set_process_options(p);
   c = runtime::Config::of({});
   EXPECT_EQ(c.process.pool_cap_bytes, size_t(7) << 20);
   EXPECT_EQ(c.process.cpu_isa, CpuIsa::Avx2);
   EXPECT_FALSE(c.process.poison_outputs);
-  p.poison_outputs = 2;
+  p.pool_mb = -2;
   EXPECT_THROW(set_process_options(p), Error);
   set_process_options(ProcessOptions{});
 }

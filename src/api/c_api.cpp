@@ -272,15 +272,13 @@ int32_t kestrel_set_process_options(const kestrel_process_options* o) {
              " is too small; set it to sizeof(kestrel_process_options)");
     kestrel::ProcessOptions p;
     if (o->pool_mb < -1) misuse("kestrel_process_options.pool_mb must be -1 (none), 0 (default) or more, got ", o->pool_mb);
-    p.pool_mb = o->pool_mb == 0 ? -1 : o->pool_mb == -1 ? 0 : o->pool_mb;
-    if (KESTREL_HAS_FIELD(o, kestrel_process_options, cpu_isa) && o->cpu_isa) {
+    if (o->pool_mb != 0) p.pool_mb = o->pool_mb == -1 ? 0 : o->pool_mb;  // -1: keep none
+    if (KESTREL_HAS_FIELD(o, kestrel_process_options, cpu_isa) && o->cpu_isa)
       p.cpu_isa = kestrel::parse_cpu_isa(o->cpu_isa);
-      p.cpu_isa_set = true;
-    }
     if (KESTREL_HAS_FIELD(o, kestrel_process_options, poison_outputs)) {
       if (o->poison_outputs != 0 && o->poison_outputs != 1)
         misuse("kestrel_process_options.poison_outputs must be 0 (default) or 1, got ", o->poison_outputs);
-      if (o->poison_outputs == 1) p.poison_outputs = 1;
+      if (o->poison_outputs == 1) p.poison_outputs = true;
     }
     kestrel::set_process_options(p);
     return int32_t(0);

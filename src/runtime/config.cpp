@@ -112,16 +112,16 @@ Config Config::of(const SessionOptions& o) {
 
   // The process's settings: set_process_options, else the environment.
   const ProcessOptions po = process_options();
-  c.process.pool_cap_bytes = size_t(po.pool_mb >= 0 ? po.pool_mb : env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096))
+  c.process.pool_cap_bytes = size_t(po.pool_mb ? *po.pool_mb : env_int("KESTREL_POOL_MB", 0, int64_t(1) << 30, 4096))
                              << 20;
-  if (po.cpu_isa_set) {
-    c.process.cpu_isa = po.cpu_isa;
+  if (po.cpu_isa) {
+    c.process.cpu_isa = *po.cpu_isa;
   } else {
     const std::string isa = env_choice("KESTREL_CPU_ISA", {"baseline", "avx2", "avx512"});
     c.process.cpu_isa = isa.empty() ? CpuIsa::Avx512 : parse_cpu_isa(isa);
   }
-  c.process.poison_outputs = po.poison_outputs >= 0 ? po.poison_outputs == 1
-                                                    : env_choice("KESTREL_POISON_OUTPUTS", {"0", "1"}) == "1";
+  c.process.poison_outputs = po.poison_outputs ? *po.poison_outputs
+                                               : env_choice("KESTREL_POISON_OUTPUTS", {"0", "1"}) == "1";
   return c;
 }
 

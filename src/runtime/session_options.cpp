@@ -54,10 +54,8 @@ ProcessOptions process;  // what set_process_options kept
 }  // namespace
 
 void set_process_options(const ProcessOptions& o) {
-  if (o.pool_mb < -1 || o.pool_mb > (int64_t(1) << 30))
-    fail_as(ErrorKind::InvalidArgument, "pool_mb must be -1 (not set) or 0 to ", int64_t(1) << 30, ", got ", o.pool_mb);
-  if (o.poison_outputs < -1 || o.poison_outputs > 1)
-    fail_as(ErrorKind::InvalidArgument, "poison_outputs must be -1 (not set), 0 or 1, got ", o.poison_outputs);
+  if (o.pool_mb && (*o.pool_mb < 0 || *o.pool_mb > (int64_t(1) << 30)))
+    fail_as(ErrorKind::InvalidArgument, "pool_mb must be 0 to ", int64_t(1) << 30, ", got ", *o.pool_mb);
   std::lock_guard<std::mutex> lock(process_mutex);
   process = o;
 }

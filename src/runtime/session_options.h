@@ -5,6 +5,7 @@
 // environment.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "backends/backend.h"
@@ -103,10 +104,9 @@ struct SessionOptions {
 // made, so a later call reaches the sessions made after it). A field left
 // unset keeps its environment variable's value, else the default.
 struct ProcessOptions {
-  int64_t pool_mb = -1;         // the most idle tensor memory the pool keeps, MiB (KESTREL_POOL_MB; 4096)
-  bool cpu_isa_set = false;     // cap the CPU kernels at cpu_isa (KESTREL_CPU_ISA; the highest the CPU has)
-  CpuIsa cpu_isa = CpuIsa::Avx512;
-  int poison_outputs = -1;      // 1: kernel outputs start as NaN bytes, 0: not (KESTREL_POISON_OUTPUTS; 0)
+  std::optional<int64_t> pool_mb;      // the most idle tensor memory the pool keeps, MiB (KESTREL_POOL_MB; 4096)
+  std::optional<CpuIsa> cpu_isa;       // the CPU kernels at most at this level (KESTREL_CPU_ISA; the CPU's highest)
+  std::optional<bool> poison_outputs;  // kernel outputs start as NaN bytes (KESTREL_POISON_OUTPUTS; no)
 };
 // Checks and keeps them for the sessions made from now on (throws an
 // InvalidArgument Error naming a field out of range).

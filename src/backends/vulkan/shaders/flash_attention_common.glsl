@@ -70,22 +70,14 @@ void flash_query(uint i) {
   wb = rel_row * (2 * pc.rel_cols - 1) + i % pc.rel_cols + pc.rel_cols - 1;
 }
 
-// Whether query i may see key j.
-bool flash_visible(uint i, uint j) {
-  if (j >= pc.tokens) return false;
-  if (HAS_MASK != 0 && mask[seq * pc.tokens + j] == 0) return false;
-  return pc.window < 0 || abs(int(i) - int(j)) <= pc.window;
-}
-
-// Query i's relative-position term for key j (HAS_REL; flash_query(i) called).
-float flash_relative(uint j) { return LD(ph[hb - j / pc.rel_cols]) + LD(pw[wb - j % pc.rel_cols]); }
-
 // The score of query i (flash_query(i) called) and key j from their dot
 // product; -inf where the query may not see the key.
 float flash_score(float dot, uint i, uint j) {
-  if (!flash_visible(i, j)) return FLASH_NEG_INF;
+  if (j >= pc.tokens) return FLASH_NEG_INF;
+  if (HAS_MASK != 0 && mask[seq * pc.tokens + j] == 0) return FLASH_NEG_INF;
+  if (pc.window >= 0 && abs(int(i) - int(j)) > pc.window) return FLASH_NEG_INF;
   float s = dot * pc.scale;
-  if (HAS_REL != 0) s += flash_relative(j);
+  if (HAS_REL != 0) s += LD(ph[hb - j / pc.rel_cols]) + LD(pw[wb - j % pc.rel_cols]);
   return s;
 }
 
