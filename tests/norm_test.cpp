@@ -6,6 +6,7 @@
 #include <random>
 
 #include "backends/cpu/executor.h"
+#include "core/cpu_isa.h"
 
 using namespace kestrel;
 
@@ -148,7 +149,8 @@ TEST(Reduce, MiddleAxisAndAxesAttributeBeforeOpset18) {
 
 TEST(Resize, BilinearFastPathMatchesGenericPath) {
   // A 4-D NCHW input takes the one-pass bilinear kernel; the same data with a
-  // leading unit axis takes the separable generic path.
+  // leading unit axis takes the separable generic path. Both blend with the
+  // same fused multiply-adds in the same order: the same bits.
   for (std::string ctm : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
     for (float s : {2.0f, 0.5f, 1.7f}) {
       std::vector<float> v = random_floats(2 * 3 * 5 * 6, 11);
@@ -163,9 +165,48 @@ TEST(Resize, BilinearFastPathMatchesGenericPath) {
                       .run({x5, Tensor(), Tensor::from_f32({5}, {1, 1, 1, s, s})})[0];
       ASSERT_EQ(shape_numel(y4.shape()), shape_numel(y5.shape()));
       std::vector<float> a = y4.to_f32(), b = y5.to_f32();
-      for (size_t i = 0; i < a.size(); ++i) ASSERT_NEAR(a[i], b[i], 1e-5) << ctm << " scale " << s << " element " << i;
+      for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << ctm << " scale " << s << " element " << i;
     }
   }
+}
+
+// Resize's loops are compiled per CPU level (ops/resize_kernels.inc): each
+// level this CPU has gives the baseline's bits on the one-pass bilinear path,
+// the separable linear path (5-D) and cubic (four taps), upsampling and
+// shrinking. Levels the CPU lacks are left out (the baseline always runs).
+TEST(Resize, GivesTheSameBitsAtEveryCpuLevel) {
+  struct Run {
+    Shape shape;
+    std::string mode;
+    std::vector<float> scales;
+  };
+  const std::vector<Run> runs = {{{1, 16, 20, 20}, "linear", {1, 1, 2, 2}},
+                                 {{1, 2, 3, 9, 11}, "linear", {1, 1, 1, 1.7f, 0.6f}},
+                                 {{2, 3, 10, 14}, "cubic", {1, 1, 1.5f, 2}}};
+  std::vector<std::vector<float>> baseline;
+  int levels = 0;
+  for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+    if (isa > cpu_isa_detected()) continue;
+    cap_cpu_isa(isa);
+    ++levels;
+    for (size_t r = 0; r < runs.size(); ++r) {
+      const Run& run = runs[r];
+      Tensor x = Tensor::from_f32(run.shape, random_floats(size_t(shape_numel(run.shape)), unsigned(31 + r)));
+      std::vector<float> y = OneNode("Resize", 13)
+                                 .attr_s("mode", run.mode)
+                                 .run({x, Tensor(), Tensor::from_f32({int64_t(run.scales.size())}, run.scales)})[0]
+                                 .to_f32();
+      if (isa == CpuIsa::Baseline) {
+        baseline.push_back(y);
+        continue;
+      }
+      ASSERT_EQ(y.size(), baseline[r].size());
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_EQ(y[i], baseline[r][i]) << cpu_isa_name(isa) << ", " << run.mode << " run " << r << ", element " << i;
+    }
+  }
+  cap_cpu_isa(CpuIsa::Avx512);
+  EXPECT_GE(levels, 1);
 }
 
 TEST(Resize, NearestTwoXOfNchw) {

@@ -5,20 +5,36 @@
 // antialiasing widens the filter). The generic path applies these 1-D maps
 // one axis at a time; nearest (any rank, any dtype) and bilinear over the two
 // trailing axes of a 4-D tensor run in a single direct pass.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 #include <cstring>
 #include <string>
 
+#include "core/cpu_isa.h"
+#include "core/cpu_isa_target.h"
 #include "ops/common.h"
 #include "ops/resize_util.h"
 
 namespace kestrel::ops {
+
+// The inner loops, compiled for the baseline and for AVX2 + FMA (M-LSD's
+// bilinear upsampling: a library call per fma at the baseline).
+namespace baseline_isa {
+#include "ops/resize_kernels.inc"
+}  // namespace baseline_isa
+KESTREL_ISA_AVX2_BEGIN
+namespace avx2_isa {
+#include "ops/resize_kernels.inc"
+}  // namespace avx2_isa
+KESTREL_ISA_END
+
 namespace {
 
 // One separable pass: [outer, in, inner] -> [outer, out, inner] along the map.
 void resample_axis(const KernelContext& ctx, const ResizeParams& p, const ResizeAxisMap& m, const float* src,
                    float* dst, int64_t outer, int64_t inner) {
+  const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
   parallel_for(ctx, outer * m.out, 1 + (1 << 14) / std::max<int64_t>(1, inner * m.taps), [&](int64_t r) {
     int64_t o = r % m.out, b = r / m.out;
     float* d = dst + r * inner;
@@ -29,19 +45,10 @@ void resample_axis(const KernelContext& ctx, const ResizeParams& p, const Resize
     const float* s = src + b * m.in * inner;
     const int64_t* idx = &m.idx[size_t(o * m.taps)];
     const float* w = &m.w[size_t(o * m.taps)];
-    if (inner == 1) {
-      float acc = 0;
-      for (int k = 0; k < m.taps; ++k) acc += w[k] * s[idx[k]];
-      d[0] = acc;
-      return;
-    }
-    std::fill_n(d, inner, 0.0f);
-    for (int k = 0; k < m.taps; ++k) {
-      if (w[k] == 0) continue;
-      const float* row = s + idx[k] * inner;
-      float wk = w[k];
-      for (int64_t i = 0; i < inner; ++i) d[i] += wk * row[i];
-    }
+    if (avx2)
+      avx2_isa::blend_rows(s, idx, w, m.taps, inner, d);
+    else
+      baseline_isa::blend_rows(s, idx, w, m.taps, inner, d);
   });
 }
 
@@ -85,29 +92,27 @@ void bilinear_nchw(const KernelContext& ctx, const Tensor& x, Tensor& y, const R
   int64_t planes = x.dim(0) * x.dim(1), ih = x.dim(2), iw = x.dim(3), oh = y.dim(2), ow = y.dim(3);
   const float* src = x.data<float>();
   float* dst = y.data<float>();
+  const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
   parallel_for(ctx, planes, 1, [&](int64_t pl) {
     static thread_local std::vector<float> rows;
     rows.resize(size_t(ih * ow));
     for (int64_t r = 0; r < ih; ++r) {
       const float* s = src + (pl * ih + r) * iw;
       float* t = rows.data() + r * ow;
-      for (int64_t ox = 0; ox < ow; ++ox)
-        t[ox] = std::fma(mw.w[size_t(2 * ox + 1)], s[mw.idx[size_t(2 * ox + 1)]],
-                         mw.w[size_t(2 * ox)] * s[mw.idx[size_t(2 * ox)]]);
+      if (avx2)
+        avx2_isa::interp_row(s, mw.idx.data(), mw.w.data(), ow, t);
+      else
+        baseline_isa::interp_row(s, mw.idx.data(), mw.w.data(), ow, t);
     }
     for (int64_t oy = 0; oy < oh; ++oy) {
       const float* r0 = rows.data() + mh.idx[size_t(2 * oy)] * ow;
       const float* r1 = rows.data() + mh.idx[size_t(2 * oy + 1)] * ow;
       float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
       float* d = dst + (pl * oh + oy) * ow;
-      // The same operations, in the same order, as the generic separable path
-      // (a zero-weight tap is skipped there): results are bit-identical.
-      if (wy1 == 0)
-        for (int64_t ox = 0; ox < ow; ++ox) d[ox] = wy0 * r0[ox];
-      else if (wy0 == 0)
-        for (int64_t ox = 0; ox < ow; ++ox) d[ox] = wy1 * r1[ox];
+      if (avx2)
+        avx2_isa::blend_two(r0, r1, wy0, wy1, ow, d);
       else
-        for (int64_t ox = 0; ox < ow; ++ox) d[ox] = std::fma(wy1, r1[ox], wy0 * r0[ox]);
+        baseline_isa::blend_two(r0, r1, wy0, wy1, ow, d);
     }
   });
 }
