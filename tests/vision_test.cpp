@@ -5,7 +5,9 @@
 
 #include "real_models.h"
 #include "core/compare.h"
+#include "vision/detection.h"
 #include "vision/image.h"
+#include "vision/letterbox.h"
 
 namespace kestrel {
 namespace {
@@ -58,6 +60,47 @@ TEST(Vision, PngRoundTrip) {
   write_png(path, a);
   Image b = load_image(path, 4);
   EXPECT_EQ(b.pixels, a.pixels);
+}
+
+TEST(Vision, NmsDropsOverlapsWithinAClassOnly) {
+  std::vector<Detection> d = {{0, 0.6f, {0, 0, 10, 10}, {}},    // overlaps the 0.9 box of its class: dropped
+                              {0, 0.9f, {1, 1, 11, 11}, {}},    //
+                              {1, 0.8f, {0, 0, 10, 10}, {}},    // same place, another class: kept
+                              {0, 0.7f, {20, 20, 30, 30}, {}}};  // its class, elsewhere: kept
+  std::vector<Detection> k = nms_per_class(d, 0.5f);
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_EQ(k[0].score, 0.9f);
+  EXPECT_EQ(k[1].class_id, 1);
+  EXPECT_EQ(k[2].score, 0.7f);
+  EXPECT_NEAR(iou({0, 0, 10, 10}, {5, 0, 15, 10}), 50.f / 150.f, 1e-6);
+  EXPECT_EQ(iou({0, 0, 1, 1}, {2, 2, 3, 3}), 0.f);
+}
+
+TEST(Vision, ClassNamesFromUltralyticsMetadata) {
+  EXPECT_EQ(names_from_metadata("{0: 'person', 1: 'bicycle', 2: \"traffic light\"}"),
+            (std::vector<std::string>{"person", "bicycle", "traffic light"}));
+  EXPECT_TRUE(names_from_metadata("{1: 'a'}").empty());  // not numbered from 0
+  EXPECT_TRUE(names_from_metadata("yolov8n").empty());
+  EXPECT_EQ(coco_names().size(), 80u);
+  EXPECT_EQ(coco_names()[16], "dog");
+}
+
+TEST(Vision, LetterboxPlacesThePhotoAsEachDetectorDoes) {
+  Image photo = ramp(768, 576, 3);
+  Letterbox m;
+  // YOLOX: the scaled size floored (768 x 576 -> 416 x 312), top-left.
+  Image a = letterbox(photo, 416, 416, LetterboxAlign::TopLeft, 114, &m);
+  EXPECT_EQ(m.pad_x, 0);
+  EXPECT_NE(a.at(311, 415, 0), 114);
+  EXPECT_EQ(a.at(312, 0, 0), 114);
+  EXPECT_NEAR(m.photo_x(416), 768, 1e-3);
+  // Ultralytics: rounded and centred; 640 x 480 of photo, 80 grey rows above and below.
+  Image b = letterbox(photo, 640, 640, LetterboxAlign::Center, 114, &m);
+  EXPECT_EQ(m.pad_y, 80);
+  EXPECT_EQ(b.at(79, 320, 0), 114);
+  EXPECT_NE(b.at(80, 320, 0), 114);
+  EXPECT_NEAR(m.photo_x(640), 768, 1e-3);
+  EXPECT_NEAR(m.photo_y(80), 0, 1e-3);
 }
 
 TEST(Compare, AgreementMeasures) {

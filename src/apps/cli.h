@@ -43,5 +43,6 @@ int cmd_inspect(int argc, char** argv);
 int cmd_parity(int argc, char** argv);
 int cmd_probe(int argc, char** argv);
 int cmd_remove_bg(int argc, char** argv);
+int cmd_detect(int argc, char** argv);
 
 }  // namespace kestrel::cli

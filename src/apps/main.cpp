@@ -39,6 +39,10 @@ const Command kCommands[] = {
      "      [--shape NAME=D0,D1,...]... [--seed N] [--tol MAX_REL] [--min-cosine C] [--runs N]\n"
      "      (exit 1 when outputs differ in count or shape or pass a bound in any of N runs, default 4: a session's\n"
      "      first runs check fused encoders on the CPU, calibrate float16 and record the work later runs replay)\n"},
+    {"detect", cli::cmd_detect,
+     "detect MODEL IMAGE|DIR... [--out DIR] [--json] [--conf T] [--iou T] [--arch auto|yolov8|yolox|yolov5] [--save-inputs DIR]\n"
+     "      [--backend ...] [--precision ...] [--threads N]  (boxes in the photo's pixels; --out: an annotated PNG per photo;\n"
+     "      --json: one object per photo and line; --save-inputs: DIR/i.npy is photo i as the model took it)\n"},
     {"remove-bg", cli::cmd_remove_bg, "remove-bg ISNET_MODEL PHOTO OUT.png [--backend ...] [--precision ...] [--threads N]\n"},
     {"probe", cli::cmd_probe, "probe  (JSON: CPU features and Vulkan devices)\n"},
 };

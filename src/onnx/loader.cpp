@@ -203,6 +203,7 @@ Model parse_model_bytes(const void* data, size_t size, const std::string& base_d
   Model m;
   m.ir_version = mp.ir_version();
   m.producer = mp.producer_name() + (mp.producer_version().empty() ? "" : " " + mp.producer_version());
+  for (const auto& kv : mp.metadata_props()) m.metadata[kv.key()] = kv.value();
   KESTREL_CHECK(m.ir_version >= kMinIrVersion, "ONNX IR version ", m.ir_version, " is not supported (Kestrel reads ",
                 kMinIrVersion, " and later)");
   for (const auto& os : mp.opset_import()) {

@@ -33,6 +33,9 @@ struct Model {
   int64_t ir_version = 0;
   std::string producer;
   std::map<std::string, int> opsets;  // domain ("" default) -> version
+  // The model's metadata_props, as the exporter wrote them (Ultralytics
+  // writes its class names as "names": "{0: 'person', ...}").
+  std::map<std::string, std::string> metadata;
   ir::Graph graph;
 };
 

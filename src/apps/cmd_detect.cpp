@@ -1,0 +1,119 @@
+// kestrel detect: photos to boxes with an object detector (YOLOv8 / YOLO11,
+// YOLOX, YOLOv5), as JSON and annotated PNGs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/cli.h"
+#include "apps/json_report.h"
+#include "core/error.h"
+#include "core/npy.h"
+#include "vision/detect.h"
+#include "vision/draw.h"
+
+namespace kestrel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The photos named, a folder standing for the images in it (sorted).
+std::vector<std::string> photo_paths(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    if (!fs::is_directory(a)) {
+      KESTREL_CHECK_AS(ErrorKind::NoSuchFile, fs::exists(a), "image '", a, "' does not exist");
+      out.push_back(a);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(a)) {
+      std::string ext = e.path().extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      if (e.is_regular_file() && (ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp"))
+        found.push_back(e.path().string());
+    }
+    KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !found.empty(), "folder '", a, "' holds no .jpg, .jpeg, .png or .bmp image");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+Json detection_json(const vision::Detection& d, const std::vector<std::string>& names) {
+  Json j;
+  j["label"] = names[size_t(d.class_id)];
+  j["class_id"] = d.class_id;
+  j["score"] = d.score;
+  j["box"] = {d.box[0], d.box[1], d.box[2], d.box[3]};
+  if (!d.keypoints.empty()) {
+    Json k = Json::array();
+    for (const auto& p : d.keypoints) k.push_back({p[0], p[1]});
+    j["keypoints"] = k;
+  }
+  return j;
+}
+
+}  // namespace
+
+int cmd_detect(int argc, char** argv) {
+  using namespace vision;
+  Args a = parse_args(argc, argv, with_session_flags({"--out", "--conf", "--iou", "--arch", "--save-inputs"}),
+                      with_session_switches({"--json"}));
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.positional.size() >= 2, "detect expects MODEL IMAGE|DIR...");
+  const float conf = float(a.get_double("--conf", 0.25)), iou = float(a.get_double("--iou", 0.45));
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, conf >= 0 && conf <= 1, "--conf must lie in [0, 1], got ", conf);
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, iou >= 0 && iou <= 1, "--iou must lie in [0, 1], got ", iou);
+  const DetectorArch arch = parse_detector_arch(a.get("--arch", "auto"));
+  const std::vector<std::string> photos = photo_paths({a.positional.begin() + 1, a.positional.end()});
+  const std::string out_dir = a.get("--out", ""), inputs_dir = a.get("--save-inputs", "");
+  if (!out_dir.empty()) fs::create_directories(out_dir);
+  if (!inputs_dir.empty()) fs::create_directories(inputs_dir);
+  const bool json = a.has("--json");
+
+  auto t0 = std::chrono::steady_clock::now();
+  Detector det(Session::load(a.positional[0], session_options(a)), arch);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const DetectorSpec& spec = det.spec();
+  if (!json)
+    std::printf("%s: %s detector, %dx%d input, %d classes (backend %s); loaded in %.1f ms\n", a.positional[0].c_str(),
+                detector_arch_name(spec.arch), spec.width, spec.height, spec.classes,
+                det.session().backend_name().c_str(), load_ms);
+  t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < photos.size(); ++i) {
+    const std::string& path = photos[i];
+    Image photo = load_image(path);
+    DetectResult r = det.detect(photo, conf, iou);
+    if (!inputs_dir.empty()) write_npy(inputs_dir + "/" + std::to_string(i) + ".npy", r.input);
+    std::string png;
+    if (!out_dir.empty()) {
+      png = (fs::path(out_dir) / (fs::path(path).stem().string() + ".png")).string();
+      draw_detections(photo, r.detections);
+      write_png(png, photo);
+    }
+    if (json) {
+      Json j;
+      j["image"] = path;
+      j["width"] = r.width;
+      j["height"] = r.height;
+      j["detections"] = Json::array();
+      for (const Detection& d : r.detections) j["detections"].push_back(detection_json(d, spec.names));
+      if (!png.empty()) j["annotated"] = png;
+      std::printf("%s\n", json_line(j).c_str());
+    } else {
+      std::printf("%s: %dx%d, %zu detections (preprocess %.1f ms, model %.1f ms, decode and NMS %.1f ms)%s%s\n",
+                  path.c_str(), r.width, r.height, r.detections.size(), r.pre_ms, r.run_ms, r.post_ms,
+                  png.empty() ? "" : ", wrote ", png.c_str());
+      for (const Detection& d : r.detections)
+        std::printf("  %-14s %.3f  [%.1f, %.1f, %.1f, %.1f]\n", spec.names[size_t(d.class_id)].c_str(), d.score,
+                    d.box[0], d.box[1], d.box[2], d.box[3]);
+    }
+    std::fflush(stdout);
+    progress("detect", int(i + 1), int(photos.size()));
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s\n", photos.size(), s, double(photos.size()) / s);
+  return 0;
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,173 @@
+"""kestrel detect on real detectors and photos, against an independent
+reference: ONNX Runtime runs the very input Kestrel built (--save-inputs), a
+small NumPy decoder here turns its output into boxes (grid decode, class-wise
+NMS, the letterbox undone), and both must give the same labels in the same
+order, IoU >= 0.95 per box and scores within 1e-3. The letterbox itself is
+checked on the saved input (the grey border where each detector puts it)."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+from conftest import ROOT
+
+KESTREL = os.path.join(ROOT, "build", "kestrel")
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "models")
+PHOTOS = os.path.join(ROOT, "models", "photos")
+CONF, IOU = 0.25, 0.45
+
+# model: (arch, photos, labels expected among the scores over 0.5)
+CASES = {
+    "yolox_nano.onnx": ("yolox", ["dog.jpg", "horses.jpg", "person.jpg"], {"dog.jpg": {"dog", "bicycle", "car"}}),
+    "yolov8n_int8.onnx": ("yolov8", ["dog.jpg", "person.jpg", "giraffe.jpg"],
+                          {"dog.jpg": {"dog", "bicycle"}, "person.jpg": {"person", "horse", "dog"}}),
+}
+
+
+def letterbox_map(arch, w, h, size):
+    """Scale and placement of a w x h photo in a size x size input, as each detector's own code does."""
+    r = min(size / w, size / h)
+    if arch == "yolox":  # YOLOX: floored size, top-left corner
+        return r, 0.0, 0.0, int(w * r), int(h * r)
+    nw, nh = int(round(w * r)), int(round(h * r))  # Ultralytics LetterBox: centred
+    return r, float(round((size - nw) / 2 - 0.1)), float(round((size - nh) / 2 - 0.1)), nw, nh
+
+
+def reference_detections(arch, out, size, w, h):
+    out = out[0]
+    if arch == "yolov8":  # [4 + C, N]
+        boxes, scores = out[:4].T, out[4:].T
+        cls = scores.argmax(1)
+        score = scores[np.arange(len(cls)), cls]
+    else:  # YOLOX [N, 5 + C], raw: grid offsets and log sizes per stride-8/16/32 cell
+        grids, strides = [], []
+        for s in (8, 16, 32):
+            gy, gx = np.meshgrid(np.arange(size // s), np.arange(size // s), indexing="ij")
+            grids.append(np.stack([gx.ravel(), gy.ravel()], 1))
+            strides.append(np.full((gx.size, 1), s))
+        g, st = np.concatenate(grids).astype(np.float32), np.concatenate(strides).astype(np.float32)
+        boxes = np.concatenate([(out[:, :2] + g) * st, np.exp(out[:, 2:4]) * st], 1)
+        cls = out[:, 5:].argmax(1)
+        score = out[:, 4] * out[np.arange(len(cls)), 5 + cls]
+    keep = score >= CONF
+    boxes, cls, score = boxes[keep], cls[keep], score[keep]
+    xyxy = np.concatenate([boxes[:, :2] - boxes[:, 2:] / 2, boxes[:, :2] + boxes[:, 2:] / 2], 1)
+    order = np.argsort(-score, kind="stable")
+    kept = []
+    for i in order:
+        if all(cls[k] != cls[i] or box_iou(xyxy[k], xyxy[i]) <= IOU for k in kept):
+            kept.append(i)
+    r, px, py, _, _ = letterbox_map(arch, w, h, size)
+    res = []
+    for i in kept:
+        b = xyxy[i]
+        b = [np.clip((b[0] - px) / r, 0, w), np.clip((b[1] - py) / r, 0, h), np.clip((b[2] - px) / r, 0, w),
+             np.clip((b[3] - py) / r, 0, h)]
+        res.append((int(cls[i]), float(score[i]), b))
+    return res
+
+
+def box_iou(a, b):
+    iw, ih = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+    if iw <= 0 or ih <= 0:
+        return 0.0
+    inter = iw * ih
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def detect(model, photos, tmp_path):
+    """kestrel detect's JSON per photo, and the model inputs it built."""
+    inputs = tmp_path / "inputs"
+    run = subprocess.run([KESTREL, "detect", model] + [os.path.join(PHOTOS, p) for p in photos] +
+                         ["--json", "--conf", str(CONF), "--iou", str(IOU), "--threads", "2", "--save-inputs",
+                          str(inputs), "--out", str(tmp_path / "annotated")],
+                         capture_output=True, text=True, check=True)
+    results = [json.loads(line) for line in run.stdout.splitlines()]
+    assert [os.path.basename(r["image"]) for r in results] == photos
+    return results, [np.load(inputs / f"{i}.npy") for i in range(len(results))]
+
+
+def assert_same_detections(got, ref, image, score_tol, min_iou):
+    assert [d["class_id"] for d in got] == [c for c, _, _ in ref], (image, got, ref)
+    for d, (_, s, b) in zip(got, ref):
+        assert abs(d["score"] - s) <= score_tol, (image, d, s)
+        assert box_iou(d["box"], b) >= min_iou, (image, d["box"], b)
+
+
+@pytest.mark.parametrize("model", list(CASES))
+def test_the_decode_matches_numpy_on_kestrels_own_output(model, tmp_path):
+    """The letterbox, the decode, NMS and the mapping back, each against this file's NumPy: the model's raw
+    output here is Kestrel's own (`kestrel run` on the saved input), so only the pipeline around it is tested."""
+    arch, photos, expected = CASES[model]
+    path = os.path.join(SHARED, model)
+    assert os.path.exists(path), f"{path} is missing (the shared detectors)"
+    results, inputs = detect(path, photos, tmp_path)
+    size = inputs[0].shape[2]
+    for i, (res, x) in enumerate(zip(results, inputs)):
+        assert x.shape == (1, 3, size, size)
+        # The letterbox: the photo where the detector puts it, grey (114) around it.
+        _, px, py, nw, nh = letterbox_map(arch, res["width"], res["height"], size)
+        grey = 114.0 if arch == "yolox" else 114.0 / 255.0
+        canvas = np.zeros((size, size), bool)
+        canvas[int(py):int(py) + nh, int(px):int(px) + nw] = True
+        assert np.allclose(x[0][:, ~canvas], grey), "the border is not the letterbox's grey"
+        assert not np.allclose(x[0][:, canvas], grey), "the photo is not where the letterbox puts it"
+        assert os.path.exists(res["annotated"])
+        raw = tmp_path / f"raw{i}"
+        subprocess.run([KESTREL, "run", path, "--input", f"{sess_input(path)}={tmp_path / 'inputs' / f'{i}.npy'}",
+                        "--output-dir", str(raw), "--threads", "2"], check=True, capture_output=True)
+        ref = reference_detections(arch, np.load(raw / "0.npy"), size, res["width"], res["height"])
+        # The same float32 output on both sides: only the float arithmetic of the decode differs.
+        assert_same_detections(res["detections"], ref, res["image"], 1e-5, 0.999)
+        name = os.path.basename(res["image"])
+        if name in expected:
+            seen = {d["label"] for d in res["detections"] if d["score"] > 0.5}
+            assert expected[name] <= seen, (name, seen)
+
+
+def sess_input(path):
+    return ort.InferenceSession(path, providers=["CPUExecutionProvider"]).get_inputs()[0].name
+
+
+@pytest.mark.parametrize("model", [
+    "yolox_nano.onnx",
+    # Its DynamicQuantizeLinear / ConvInteger path is not yet bit-exact against ONNX Runtime (raw output max_rel
+    # 0.044 on dog.jpg, a score 2.3e-3 off); strict: this fails the day it becomes exact, to be moved up.
+    pytest.param("yolov8n_int8.onnx", marks=pytest.mark.xfail(strict=True, reason="quantized path not exact")),
+])
+def test_detections_match_onnx_runtime_decoded_by_numpy(model, tmp_path):
+    """End to end against an independent reference: ONNX Runtime on the same input, decoded here."""
+    arch, photos, _ = CASES[model]
+    path = os.path.join(SHARED, model)
+    results, inputs = detect(path, photos, tmp_path)
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    size = inputs[0].shape[2]
+    for res, x in zip(results, inputs):
+        ref = reference_detections(arch, sess.run(None, {sess.get_inputs()[0].name: x})[0], size, res["width"],
+                                   res["height"])
+        assert_same_detections(res["detections"], ref, res["image"], 1e-3, 0.95)
+
+
+def test_a_model_that_is_no_detector_is_refused_with_what_was_seen():
+    run = subprocess.run([KESTREL, "detect", os.path.join(ROOT, "models", "blazeface_front_128.onnx"),
+                          os.path.join(PHOTOS, "dog.jpg")], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "[1,3,H,W]" in run.stderr and "[1,128,128,3]" in run.stderr, run.stderr
+    run = subprocess.run([KESTREL, "detect", os.path.join(SHARED, "yolox_nano.onnx"), os.path.join(PHOTOS, "dog.jpg"),
+                          "--arch", "yolov8"], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--arch yolov8 does not fit" in run.stderr and "[1,3549,85]" in run.stderr, run.stderr
+
+
+def test_a_broken_photo_is_named(tmp_path):
+    with open(os.path.join(PHOTOS, "dog.jpg"), "rb") as f:
+        (tmp_path / "cut.jpg").write_bytes(f.read()[:20000])
+    run = subprocess.run([KESTREL, "detect", os.path.join(SHARED, "yolox_nano.onnx"), str(tmp_path / "cut.jpg")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "cut.jpg" in run.stderr, run.stderr
