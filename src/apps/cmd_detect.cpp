@@ -1,5 +1,6 @@
 // kestrel detect: photos to boxes with an object detector (YOLOv8 / YOLO11,
-// YOLOX, YOLOv5), as JSON and annotated PNGs.
+// YOLOX, YOLOv5) or a face detector (SCRFD, YuNet: boxes and five
+// keypoints), as JSON and annotated PNGs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -58,13 +59,21 @@ Json detection_json(const vision::Detection& d, const std::vector<std::string>& 
 
 int cmd_detect(int argc, char** argv) {
   using namespace vision;
-  Args a = parse_args(argc, argv, with_session_flags({"--out", "--conf", "--iou", "--arch", "--save-inputs"}),
+  Args a = parse_args(argc, argv, with_session_flags({"--out", "--conf", "--iou", "--arch", "--save-inputs", "--size"}),
                       with_session_switches({"--json"}));
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.positional.size() >= 2, "detect expects MODEL IMAGE|DIR...");
   const float conf = float(a.get_double("--conf", 0.25)), iou = float(a.get_double("--iou", 0.45));
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, conf >= 0 && conf <= 1, "--conf must lie in [0, 1], got ", conf);
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, iou >= 0 && iou <= 1, "--iou must lie in [0, 1], got ", iou);
   const DetectorArch arch = parse_detector_arch(a.get("--arch", "auto"));
+  int width = 0, height = 0;
+  if (std::string size = a.get("--size", ""); !size.empty()) {
+    char x = 0, rest = 0;
+    KESTREL_CHECK_AS(ErrorKind::InvalidArgument,
+                     std::sscanf(size.c_str(), "%d%c%d%c", &width, &x, &height, &rest) == 3 && x == 'x' && width > 0 &&
+                         height > 0,
+                     "--size takes WIDTHxHEIGHT (e.g. 640x640), got '", size, "'");
+  }
   const std::vector<std::string> photos = photo_paths({a.positional.begin() + 1, a.positional.end()});
   const std::string out_dir = a.get("--out", ""), inputs_dir = a.get("--save-inputs", "");
   if (!out_dir.empty()) fs::create_directories(out_dir);
@@ -72,7 +81,7 @@ int cmd_detect(int argc, char** argv) {
   const bool json = a.has("--json");
 
   auto t0 = std::chrono::steady_clock::now();
-  Detector det(Session::load(a.positional[0], session_options(a)), arch);
+  Detector det(Session::load(a.positional[0], session_options(a)), arch, width, height);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const DetectorSpec& spec = det.spec();
   if (!json)

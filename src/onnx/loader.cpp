@@ -37,7 +37,9 @@ void read_type(const onnx::TypeProto& tp, ir::Value& v) {
   for (const auto& d : tt.shape().dim()) {
     ir::Dim dim;
     if (d.has_dim_value()) dim.value = d.dim_value();
-    else if (d.has_dim_param()) dim.symbol = d.dim_param();
+    // "?" is how some exporters (insightface's SCRFD) write "unknown" in every
+    // open dim: read as a name, it would make batch, height and width one size.
+    else if (d.has_dim_param() && d.dim_param() != "?") dim.symbol = d.dim_param();
     dims.push_back(dim);
   }
   v.shape = dims;

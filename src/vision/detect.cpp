@@ -13,8 +13,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-Detector::Detector(std::shared_ptr<Session> session, DetectorArch arch)
-    : session_(std::move(session)), spec_(recognize_detector(*session_, arch)) {}
+Detector::Detector(std::shared_ptr<Session> session, DetectorArch arch, int width, int height)
+    : session_(std::move(session)), spec_(recognize_detector(*session_, arch, width, height)) {}
 
 DetectResult Detector::detect(const Image& photo, float conf, float iou) const {
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, conf >= 0 && conf <= 1 && iou >= 0 && iou <= 1,

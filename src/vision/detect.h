@@ -19,8 +19,9 @@ struct DetectResult {
 
 class Detector {
  public:
-  // `arch` Auto: recognized from the model (recognize_detector).
-  Detector(std::shared_ptr<Session> session, DetectorArch arch);
+  // `arch` Auto: recognized from the model; width x height: the input size
+  // where the model leaves it open (recognize_detector).
+  Detector(std::shared_ptr<Session> session, DetectorArch arch, int width = 0, int height = 0);
   const DetectorSpec& spec() const { return spec_; }
   Session& session() { return *session_; }
   // conf: the lowest score kept; iou: the overlap above which NMS drops a box.
