@@ -128,19 +128,15 @@ DetectorSpec recognize_detector(const Session& s, DetectorArch arch, int width, 
   spec.arch = seen;
   switch (seen) {
     case DetectorArch::Scrfd:
-      // insightface's SCRFD: RGB, (x - 127.5) / 128, top-left, black around.
-      spec.norm.scale = 1.0f / 128.0f;
-      spec.norm.mean = {127.5f / 128.0f, 127.5f / 128.0f, 127.5f / 128.0f, 0};
-      spec.align = LetterboxAlign::TopLeft;
-      spec.fill = 0;
-      spec.classes = 1;
-      spec.names = {"face"};
-      return spec;
     case DetectorArch::Yunet:
-      // OpenCV's FaceDetectorYN: BGR, 0..255, top-left, black padding.
-      spec.norm.scale = 1;
-      spec.norm.bgr = true;
-      spec.align = LetterboxAlign::TopLeft;
+      if (seen == DetectorArch::Scrfd) {  // insightface's SCRFD: RGB, (x - 127.5) / 128
+        spec.norm.scale = 1.0f / 128.0f;
+        spec.norm.mean = {127.5f / 128.0f, 127.5f / 128.0f, 127.5f / 128.0f, 0};
+      } else {  // OpenCV's FaceDetectorYN: BGR, 0..255
+        spec.norm.scale = 1;
+        spec.norm.bgr = true;
+      }
+      spec.align = LetterboxAlign::TopLeft;  // both: the photo top-left, black around it
       spec.fill = 0;
       spec.classes = 1;
       spec.names = {"face"};
