@@ -213,3 +213,40 @@ def test_a_broken_photo_is_named(tmp_path):
                          capture_output=True, text=True)
     assert run.returncode != 0
     assert "cut.jpg" in run.stderr, run.stderr
+
+
+def write_png(path, pixels, bit_depth=8):
+    """A minimal PNG writer (grey or RGB, 8 or 16 bits) for the odd photos below."""
+    import struct
+    import zlib
+    h, w = pixels.shape[:2]
+    color = 0 if pixels.ndim == 2 else 2
+    dtype = ">u2" if bit_depth == 16 else "u1"
+    raw = b"".join(b"\0" + pixels[y].astype(dtype).tobytes() for y in range(h))
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, bit_depth, color, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def test_odd_photos_run_and_broken_ones_are_named(tmp_path):
+    """Grey, 16-bit and very wide photos are read (as RGB, 8 bits); an empty file and a 0x0 PNG are refused by name."""
+    rng = np.random.default_rng(1)
+    write_png(tmp_path / "grey.png", rng.integers(0, 256, (300, 400)))
+    write_png(tmp_path / "deep.png", rng.integers(0, 65536, (300, 400, 3)), 16)
+    write_png(tmp_path / "wide.png", rng.integers(0, 256, (8, 20000, 3)))
+    run = subprocess.run([KESTREL, "detect", os.path.join(SHARED, "yolox_nano.onnx"), str(tmp_path / "grey.png"),
+                          str(tmp_path / "deep.png"), str(tmp_path / "wide.png"), "--json"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    sizes = [(r["width"], r["height"]) for r in map(json.loads, run.stdout.splitlines())]
+    assert sizes == [(400, 300), (400, 300), (20000, 8)]
+    (tmp_path / "empty.jpg").write_bytes(b"")
+    write_png(tmp_path / "zero.png", np.zeros((0, 0, 3)))
+    for bad in ("empty.jpg", "zero.png"):
+        run = subprocess.run([KESTREL, "detect", os.path.join(SHARED, "yolox_nano.onnx"), str(tmp_path / bad)],
+                             capture_output=True, text=True)
+        assert run.returncode != 0 and bad in run.stderr and "cannot read image" in run.stderr, run.stderr
