@@ -1,18 +1,24 @@
 """kestrel detect on real detectors and photos, against an independent
-reference: ONNX Runtime runs the very input Kestrel built (--save-inputs), a
-small NumPy decoder here turns its output into boxes (grid decode, class-wise
-NMS, the letterbox undone), and both must give the same labels in the same
-order, IoU >= 0.95 per box and scores within 1e-3. The letterbox itself is
-checked on the saved input (the grey border where each detector puts it)."""
+reference: ONNX Runtime runs the very input Kestrel built (--save-inputs), the
+NumPy decoder of bench/detect_reference.py turns its output into boxes (grid
+decode, class-wise NMS, the letterbox undone), and both must give the same
+labels in the same order, IoU >= 0.95 per box and scores within 1e-3. The
+letterbox itself is checked on the saved input (the grey where each detector
+puts it)."""
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
 from conftest import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import detect_reference  # noqa: E402  (the NumPy decoder, shared with bench/detect_vs_python.py)
+from detect_reference import box_iou, letterbox_map  # noqa: E402
 
 KESTREL = os.path.join(ROOT, "build", "kestrel")
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "models")
@@ -30,91 +36,10 @@ CASES = {
 }
 # The letterbox's grey as each detector's input holds it: 114 of 255 (YOLO) or black (faces), normalized.
 GREY = {"yolox": 114.0, "yolov8": 114.0 / 255.0, "scrfd": (0 - 127.5) / 128.0, "yunet": 0.0}
-TOP_LEFT = ("yolox", "scrfd", "yunet")
-
-
-def letterbox_map(arch, w, h, size):
-    """Scale and placement of a w x h photo in a size x size input, as each detector's own code does."""
-    r = min(size / w, size / h)
-    if arch in TOP_LEFT:  # YOLOX, insightface, OpenCV: floored size, top-left corner
-        return r, 0.0, 0.0, int(w * r), int(h * r)
-    nw, nh = int(round(w * r)), int(round(h * r))  # Ultralytics LetterBox: centred
-    return r, float(round((size - nw) / 2 - 0.1)), float(round((size - nh) / 2 - 0.1)), nw, nh
-
-
-def nms(boxes, cls, score):
-    order = np.argsort(-score, kind="stable")
-    kept = []
-    for i in order:
-        if all(cls[k] != cls[i] or box_iou(boxes[k], boxes[i]) <= IOU for k in kept):
-            kept.append(i)
-    return kept
-
-
-def unletterbox(arch, size, w, h, box, kps):
-    r, px, py, _, _ = letterbox_map(arch, w, h, size)
-    box = [np.clip((box[0] - px) / r, 0, w), np.clip((box[1] - py) / r, 0, h), np.clip((box[2] - px) / r, 0, w),
-           np.clip((box[3] - py) / r, 0, h)]
-    return box, None if kps is None else [((x - px) / r, (y - py) / r) for x, y in kps]
 
 
 def reference_detections(arch, outs, size, w, h):
-    """(class, score, box, keypoints) per detection, best first, from the model's outputs by name."""
-    if arch in ("scrfd", "yunet"):
-        return reference_faces(arch, outs, size, w, h)
-    out = outs[0][0]
-    if arch == "yolov8":  # [4 + C, N]
-        boxes, scores = out[:4].T, out[4:].T
-        cls = scores.argmax(1)
-        score = scores[np.arange(len(cls)), cls]
-    else:  # YOLOX [N, 5 + C], raw: grid offsets and log sizes per stride-8/16/32 cell
-        grids, strides = [], []
-        for s in (8, 16, 32):
-            gy, gx = np.meshgrid(np.arange(size // s), np.arange(size // s), indexing="ij")
-            grids.append(np.stack([gx.ravel(), gy.ravel()], 1))
-            strides.append(np.full((gx.size, 1), s))
-        g, st = np.concatenate(grids).astype(np.float32), np.concatenate(strides).astype(np.float32)
-        boxes = np.concatenate([(out[:, :2] + g) * st, np.exp(out[:, 2:4]) * st], 1)
-        cls = out[:, 5:].argmax(1)
-        score = out[:, 4] * out[np.arange(len(cls)), 5 + cls]
-    keep = score >= CONF
-    boxes, cls, score = boxes[keep], cls[keep], score[keep]
-    xyxy = np.concatenate([boxes[:, :2] - boxes[:, 2:] / 2, boxes[:, :2] + boxes[:, 2:] / 2], 1)
-    return [(int(cls[i]), float(score[i])) + unletterbox(arch, size, w, h, xyxy[i], None) for i in nms(xyxy, cls, score)]
-
-
-def reference_faces(arch, outs, size, w, h):
-    """SCRFD (insightface's decode: distances from two anchors a cell) and YuNet (OpenCV's FaceDetectorYN)."""
-    boxes, score, kps = [], [], []
-    for s in (8, 16, 32):
-        gy, gx = np.meshgrid(np.arange(size // s), np.arange(size // s), indexing="ij")
-        cx, cy = gx.ravel().astype(np.float32), gy.ravel().astype(np.float32)
-        if arch == "scrfd":
-            cx, cy = np.repeat(cx, 2) * s, np.repeat(cy, 2) * s
-            b, k = outs[f"bbox_{s}"].reshape(-1, 4) * s, outs[f"kps_{s}"].reshape(-1, 10) * s
-            score.append(outs[f"score_{s}"].reshape(-1))
-            boxes.append(np.stack([cx - b[:, 0], cy - b[:, 1], cx + b[:, 2], cy + b[:, 3]], 1))
-            kps.append(np.stack([cx[:, None] + k[:, 0::2], cy[:, None] + k[:, 1::2]], 2))
-        else:
-            c, o = np.clip(outs[f"cls_{s}"].reshape(-1), 0, 1), np.clip(outs[f"obj_{s}"].reshape(-1), 0, 1)
-            b, k = outs[f"bbox_{s}"].reshape(-1, 4), outs[f"kps_{s}"].reshape(-1, 10)
-            score.append(np.sqrt(c * o))
-            bx, by, bw, bh = (cx + b[:, 0]) * s, (cy + b[:, 1]) * s, np.exp(b[:, 2]) * s, np.exp(b[:, 3]) * s
-            boxes.append(np.stack([bx - bw / 2, by - bh / 2, bx + bw / 2, by + bh / 2], 1))
-            kps.append(np.stack([(cx[:, None] + k[:, 0::2]) * s, (cy[:, None] + k[:, 1::2]) * s], 2))
-    boxes, score, kps = np.concatenate(boxes), np.concatenate(score), np.concatenate(kps)
-    keep = score >= CONF
-    boxes, score, kps = boxes[keep], score[keep], kps[keep]
-    cls = np.zeros(len(score), int)
-    return [(0, float(score[i])) + unletterbox(arch, size, w, h, boxes[i], kps[i]) for i in nms(boxes, cls, score)]
-
-
-def box_iou(a, b):
-    iw, ih = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
-    if iw <= 0 or ih <= 0:
-        return 0.0
-    inter = iw * ih
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+    return detect_reference.reference_detections(arch, outs, size, w, h, CONF, IOU)
 
 
 def detect(model, photos, tmp_path):
