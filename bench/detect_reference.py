@@ -2,21 +2,25 @@
 letterbox as its own Python does it, its head's decode, class-wise NMS and the
 boxes mapped back to the photo. tests/python/test_detect.py holds `kestrel
 detect` to it on ONNX Runtime's outputs, and bench/detect_vs_python.py times
-it as the usual Python pipeline (Pillow, NumPy, ONNX Runtime)."""
+it as the usual Python pipeline (Pillow, NumPy, ONNX Runtime). Sizes are
+(width, height) of the model's input."""
 import numpy as np
 
-# The letterbox's grey as each detector's input holds it: 114 of 255 (YOLO) or black (faces), normalized.
-GREY = {"yolox": 114.0, "yolov8": 114.0 / 255.0, "scrfd": (0 - 127.5) / 128.0, "yunet": 0.0}
+# Where each detector puts the photo: the top-left corner, the centre (Ultralytics), or stretched over the input.
 TOP_LEFT = ("yolox", "scrfd", "yunet")
+STRETCH = ("ultraface",)
 
 
 def letterbox_map(arch, w, h, size):
-    """Scale and placement of a w x h photo in a size x size input, as each detector's own code does."""
-    r = min(size / w, size / h)
+    """(x scale, y scale, x pad, y pad, scaled width, scaled height) of a w x h photo in the input."""
+    sw, sh = size
+    if arch in STRETCH:  # UltraFace: resized to the input, aspect not kept
+        return sw / w, sh / h, 0.0, 0.0, sw, sh
+    r = min(sw / w, sh / h)
     if arch in TOP_LEFT:  # YOLOX, insightface, OpenCV: floored size, top-left corner
-        return r, 0.0, 0.0, int(w * r), int(h * r)
+        return r, r, 0.0, 0.0, int(w * r), int(h * r)
     nw, nh = int(round(w * r)), int(round(h * r))  # Ultralytics LetterBox: centred
-    return r, float(round((size - nw) / 2 - 0.1)), float(round((size - nh) / 2 - 0.1)), nw, nh
+    return r, r, float(round((sw - nw) / 2 - 0.1)), float(round((sh - nh) / 2 - 0.1)), nw, nh
 
 
 def nms(boxes, cls, score, iou):
@@ -30,16 +34,24 @@ def nms(boxes, cls, score, iou):
 
 
 def unletterbox(arch, size, w, h, box, kps):
-    r, px, py, _, _ = letterbox_map(arch, w, h, size)
-    box = [np.clip((box[0] - px) / r, 0, w), np.clip((box[1] - py) / r, 0, h), np.clip((box[2] - px) / r, 0, w),
-           np.clip((box[3] - py) / r, 0, h)]
-    return box, None if kps is None else [((x - px) / r, (y - py) / r) for x, y in kps]
+    rx, ry, px, py, _, _ = letterbox_map(arch, w, h, size)
+    box = [np.clip((box[0] - px) / rx, 0, w), np.clip((box[1] - py) / ry, 0, h), np.clip((box[2] - px) / rx, 0, w),
+           np.clip((box[3] - py) / ry, 0, h)]
+    return box, None if kps is None else [((x - px) / rx, (y - py) / ry) for x, y in kps]
 
 
 def reference_detections(arch, outs, size, w, h, conf, iou):
-    """(class, score, box, keypoints) per detection, best first, from the model's outputs by name."""
+    """(class, score, box, keypoints) per detection, best first, from the model's outputs (by index and by name)."""
     if arch in ("scrfd", "yunet"):
         return reference_faces(arch, outs, size, w, h, conf, iou)
+    sw, sh = size
+    if arch == "ultraface":  # softmax scores [N, 2] (face second), corner boxes in 0..1
+        score = outs["scores"].reshape(-1, 2)[:, 1]
+        xyxy = outs["boxes"].reshape(-1, 4) * np.array([sw, sh, sw, sh], np.float32)
+        cls = np.zeros(len(score), int)
+        keep = score >= conf
+        xyxy, cls, score = xyxy[keep], cls[keep], score[keep]
+        return [(0, float(score[i])) + unletterbox(arch, size, w, h, xyxy[i], None) for i in nms(xyxy, cls, score, iou)]
     out = outs[0][0]
     if arch == "yolov8":  # [4 + C, N]
         boxes, scores = out[:4].T, out[4:].T
@@ -48,7 +60,7 @@ def reference_detections(arch, outs, size, w, h, conf, iou):
     else:  # YOLOX [N, 5 + C], raw: grid offsets and log sizes per stride-8/16/32 cell
         grids, strides = [], []
         for s in (8, 16, 32):
-            gy, gx = np.meshgrid(np.arange(size // s), np.arange(size // s), indexing="ij")
+            gy, gx = np.meshgrid(np.arange(sh // s), np.arange(sw // s), indexing="ij")
             grids.append(np.stack([gx.ravel(), gy.ravel()], 1))
             strides.append(np.full((gx.size, 1), s))
         g, st = np.concatenate(grids).astype(np.float32), np.concatenate(strides).astype(np.float32)
@@ -58,14 +70,16 @@ def reference_detections(arch, outs, size, w, h, conf, iou):
     keep = score >= conf
     boxes, cls, score = boxes[keep], cls[keep], score[keep]
     xyxy = np.concatenate([boxes[:, :2] - boxes[:, 2:] / 2, boxes[:, :2] + boxes[:, 2:] / 2], 1)
-    return [(int(cls[i]), float(score[i])) + unletterbox(arch, size, w, h, xyxy[i], None) for i in nms(xyxy, cls, score, iou)]
+    return [(int(cls[i]), float(score[i])) + unletterbox(arch, size, w, h, xyxy[i], None)
+            for i in nms(xyxy, cls, score, iou)]
 
 
 def reference_faces(arch, outs, size, w, h, conf, iou):
     """SCRFD (insightface's decode: distances from two anchors a cell) and YuNet (OpenCV's FaceDetectorYN)."""
+    sw, sh = size
     boxes, score, kps = [], [], []
     for s in (8, 16, 32):
-        gy, gx = np.meshgrid(np.arange(size // s), np.arange(size // s), indexing="ij")
+        gy, gx = np.meshgrid(np.arange(sh // s), np.arange(sw // s), indexing="ij")
         cx, cy = gx.ravel().astype(np.float32), gy.ravel().astype(np.float32)
         if arch == "scrfd":
             cx, cy = np.repeat(cx, 2) * s, np.repeat(cy, 2) * s
@@ -95,21 +109,22 @@ def box_iou(a, b):
     return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
 
 
-
-
 def letterbox(rgb, arch, size):
     """The model's input from an RGB uint8 photo (H, W, 3), as each detector's own Python builds it
     (Pillow's bilinear resize standing in for OpenCV's)."""
     from PIL import Image
     h, w = rgb.shape[:2]
-    _, px, py, nw, nh = letterbox_map(arch, w, h, size)
-    canvas = np.full((size, size, 3), 114 if arch in ("yolox", "yolov8", "yolov5") else 0, np.float32)
+    sw, sh = size
+    _, _, px, py, nw, nh = letterbox_map(arch, w, h, size)
+    canvas = np.full((sh, sw, 3), 114 if arch in ("yolox", "yolov8", "yolov5") else 0, np.float32)
     canvas[int(py):int(py) + nh, int(px):int(px) + nw] = np.asarray(
         Image.fromarray(rgb).resize((nw, nh), Image.BILINEAR), np.float32)
     if arch in ("yolox", "yunet"):
         x = canvas[:, :, ::-1]  # BGR, 0..255
     elif arch == "scrfd":
         x = (canvas - 127.5) / 128.0
+    elif arch == "ultraface":
+        x = (canvas - 127.0) / 128.0
     else:
         x = canvas / 255.0
     return np.ascontiguousarray(x.transpose(2, 0, 1)[None], np.float32)

@@ -27,12 +27,13 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import detect_reference as ref  # noqa: E402
 
-# file under ../shared/models: (arch, input size where the model leaves it open)
+# file under ../shared/models or models/ (scripts/fetch_models.sh): (arch, input width and height)
 MODELS = {
-    "yolox_nano.onnx": ("yolox", 416),
-    "yolov8n_int8.onnx": ("yolov8", 640),
-    "scrfd_500m_bnkps.onnx": ("scrfd", 640),
-    "yunet_n_320_320.onnx": ("yunet", 320),
+    "yolox_nano.onnx": ("yolox", (416, 416)),
+    "yolov8n_int8.onnx": ("yolov8", (640, 640)),
+    "scrfd_500m_bnkps.onnx": ("scrfd", (640, 640)),  # its input is open: both sides take 640 x 640
+    "yunet_n_320_320.onnx": ("yunet", (320, 320)),
+    "ultraface_320.onnx": ("ultraface", (320, 240)),
 }
 CONF, IOU = 0.25, 0.45
 
@@ -60,7 +61,7 @@ def python_pipeline(path, arch, size, photos, repeat, threads):
 def kestrel_pipeline(kestrel, path, photos, repeat, threads, backend, size):
     run = subprocess.run([kestrel, "detect", path] + photos * repeat +
                          ["--json", "--threads", str(threads), "--backend", backend, "--conf", str(CONF), "--iou",
-                          str(IOU)] + (["--size", f"{size}x{size}"] if path.endswith("scrfd_500m_bnkps.onnx") else []),
+                          str(IOU)] + (["--size", f"{size[0]}x{size[1]}"] if path.endswith("scrfd_500m_bnkps.onnx") else []),
                          capture_output=True, text=True, check=True)
     m = re.search(r"(\d+) images in ([0-9.]+) s", run.stderr)
     results = [json.loads(line) for line in run.stdout.splitlines()][:len(photos)]
@@ -97,6 +98,8 @@ def main():
     print("|---|---:|---:|---:|---:|---:|")
     for f, (arch, size) in MODELS.items():
         path = os.path.join(a.models, f)
+        if not os.path.exists(path):
+            path = os.path.join(ROOT, "models", f)
         k_ms, k_res = kestrel_pipeline(a.kestrel, path, photos, a.repeat, a.threads, a.backend, size)
         p_ms, p_res = python_pipeline(path, arch, size, photos, a.repeat, a.threads)
         agree = [agreement(k["detections"], p) for k, p in zip(k_res, p_res)]

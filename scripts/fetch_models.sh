@@ -108,6 +108,14 @@ else
   take silero_vad.onnx "$p/weights/silero_vad.onnx"
 fi
 
+# UltraFace (Ultra-Light-Fast-Generic-Face-Detector, RFB 320x240), the face detector of faceplugin's package.
+if have_all ultraface_320.onnx; then
+  say "have UltraFace"
+else
+  p=$(pack faceplugin-face-recognition-js@0.0.1)
+  take ultraface_320.onnx "$p/model/fr_detect.onnx"
+fi
+
 # Photos: the sample images that ship with Debian's darknet package.
 photos=(dog.jpg horses.jpg person.jpg eagle.jpg giraffe.jpg kite.jpg scream.jpg)
 if have_all "${photos[@]/#/photos/}"; then

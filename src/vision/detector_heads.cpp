@@ -41,14 +41,29 @@ bool outputs_named(const Session& s, const std::vector<std::string>& prefixes, s
   return true;
 }
 
+// UltraFace's two outputs: "scores" [1, N, 2] and "boxes" [1, N, 4].
+bool ultraface_outputs(const Session& s, std::vector<size_t>* order) {
+  std::vector<size_t> found;
+  for (auto [name, width] : {std::pair<const char*, int64_t>{"scores", 2}, {"boxes", 4}})
+    for (size_t i = 0; i < s.outputs().size(); ++i) {
+      const TensorInfo& o = s.outputs()[i];
+      if (o.name == name && o.shape && o.shape->size() == 3 && (*o.shape)[2].known() && (*o.shape)[2].value == width)
+        found.push_back(i);
+    }
+  if (found.size() != 2) return false;
+  *order = found;
+  return true;
+}
+
 DetectorArch arch_of_outputs(const Session& s, int width, int height, std::vector<size_t>* order, std::string* why) {
   if (outputs_named(s, {"score", "bbox", "kps"}, order)) return DetectorArch::Scrfd;
   if (outputs_named(s, {"cls", "obj", "bbox", "kps"}, order)) return DetectorArch::Yunet;
+  if (ultraface_outputs(s, order)) return DetectorArch::UltraFace;
   const std::optional<std::vector<ir::Dim>>& shape = s.outputs()[0].shape;
   if (!shape || shape->size() != 3 || !(*shape)[1].known() || !(*shape)[2].known()) {
     *why = "its first output '" + s.outputs()[0].name + "' is " + s.outputs()[0].shape_str() +
-           ", not a [1, rows, columns] table, and its outputs are not SCRFD's (score_8, bbox_8, kps_8, ...) or "
-           "YuNet's (cls_8, obj_8, bbox_8, kps_8, ...)";
+           ", not a [1, rows, columns] table, and its outputs are not SCRFD's (score_8, bbox_8, kps_8, ...), "
+           "YuNet's (cls_8, obj_8, bbox_8, kps_8, ...) or UltraFace's (scores [1, N, 2], boxes [1, N, 4])";
     return DetectorArch::Auto;
   }
   const auto& d = *shape;
@@ -73,9 +88,6 @@ void input_size(const TensorInfo& in, int width, int height, DetectorSpec* spec)
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, width == 0 || (spec->width == width && spec->height == height),
                    "input '", in.name, "' is ", in.shape_str(), ": it takes ", spec->width, "x", spec->height,
                    " images, not ", width, "x", height);
-  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, spec->width % 32 == 0 && spec->height % 32 == 0 && spec->width > 0,
-                   "a detector's input size must be a multiple of 32 (its coarsest stride), got ", spec->width, "x",
-                   spec->height);
 }
 
 // Row `i` of output `t` holding `width` values per row, whatever its leading
@@ -86,10 +98,10 @@ const float* row(const std::vector<float>& t, size_t i, size_t width) { return t
 
 DetectorArch parse_detector_arch(const std::string& name) {
   for (DetectorArch a : {DetectorArch::Auto, DetectorArch::YoloV8, DetectorArch::Yolox, DetectorArch::YoloV5,
-                         DetectorArch::Scrfd, DetectorArch::Yunet})
+                         DetectorArch::Scrfd, DetectorArch::Yunet, DetectorArch::UltraFace})
     if (name == detector_arch_name(a)) return a;
   fail_as(ErrorKind::InvalidArgument, "unknown detector architecture '", name,
-          "' (auto, yolov8, yolox, yolov5, scrfd, yunet)");
+          "' (auto, yolov8, yolox, yolov5, scrfd, yunet, ultraface)");
 }
 
 const char* detector_arch_name(DetectorArch arch) {
@@ -99,6 +111,7 @@ const char* detector_arch_name(DetectorArch arch) {
     case DetectorArch::YoloV5: return "yolov5";
     case DetectorArch::Scrfd: return "scrfd";
     case DetectorArch::Yunet: return "yunet";
+    case DetectorArch::UltraFace: return "ultraface";
     case DetectorArch::Auto: break;
   }
   return "auto";
@@ -120,23 +133,35 @@ DetectorSpec recognize_detector(const Session& s, DetectorArch arch, int width, 
   // apart by its outputs' names or its table's shape, so a head they do not
   // fit would decode into wrong boxes.
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, seen != DetectorArch::Auto, "cannot tell which detector this is: ", why,
-                   arch == DetectorArch::Auto ? " (Kestrel reads yolov8, yolox, yolov5, scrfd and yunet heads)" : "");
+                   arch == DetectorArch::Auto ? " (Kestrel reads yolov8, yolox, yolov5, scrfd, yunet and ultraface heads)"
+                                              : "");
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, arch == DetectorArch::Auto || arch == seen, "--arch ",
                    detector_arch_name(arch), " does not fit the model: its outputs ('", s.outputs()[0].name, "' ",
                    s.outputs()[0].shape_str(), " first) are a ", detector_arch_name(seen), " head for a ",
                    spec.width, "x", spec.height, " input");
   spec.arch = seen;
+  // The grid heads cut the input into cells of 8, 16 and 32 pixels.
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument,
+                   seen == DetectorArch::UltraFace || (spec.width % 32 == 0 && spec.height % 32 == 0),
+                   "a ", detector_arch_name(seen), " detector's input size must be a multiple of 32 (its coarsest stride), got ",
+                   spec.width, "x", spec.height);
   switch (seen) {
     case DetectorArch::Scrfd:
     case DetectorArch::Yunet:
+    case DetectorArch::UltraFace:
       if (seen == DetectorArch::Scrfd) {  // insightface's SCRFD: RGB, (x - 127.5) / 128
         spec.norm.scale = 1.0f / 128.0f;
         spec.norm.mean = {127.5f / 128.0f, 127.5f / 128.0f, 127.5f / 128.0f, 0};
+      } else if (seen == DetectorArch::UltraFace) {  // Ultra-Light-Fast: RGB, (x - 127) / 128
+        spec.norm.scale = 1.0f / 128.0f;
+        spec.norm.mean = {127.0f / 128.0f, 127.0f / 128.0f, 127.0f / 128.0f, 0};
       } else {  // OpenCV's FaceDetectorYN: BGR, 0..255
         spec.norm.scale = 1;
         spec.norm.bgr = true;
       }
-      spec.align = LetterboxAlign::TopLeft;  // both: the photo top-left, black around it
+      // SCRFD and YuNet: the photo top-left, black around it; UltraFace:
+      // stretched over the input, as its reference code resizes it.
+      spec.align = seen == DetectorArch::UltraFace ? LetterboxAlign::Stretch : LetterboxAlign::TopLeft;
       spec.fill = 0;
       spec.classes = 1;
       spec.names = {"face"};
@@ -217,10 +242,31 @@ std::vector<Detection> decode_faces(const DetectorSpec& spec, const std::vector<
   return dets;
 }
 
+// UltraFace's boxes come decoded, as fractions of the input.
+std::vector<Detection> decode_ultraface(const DetectorSpec& spec, const std::vector<Tensor>& outs, float conf) {
+  KESTREL_CHECK(spec.outputs.size() == 2 && spec.outputs[1] < outs.size(), "UltraFace's head reads outputs ",
+                spec.outputs.size() == 2 ? spec.outputs[1] : 0, " of ", outs.size());
+  const Tensor &st = outs[spec.outputs[0]], &bt = outs[spec.outputs[1]];
+  const int64_t n = st.numel() / 2;
+  KESTREL_CHECK(st.numel() == 2 * n && bt.numel() == 4 * n, "UltraFace's scores ", shape_str(st.shape()),
+                " and boxes ", shape_str(bt.shape()), " disagree on the number of priors");
+  const std::vector<float> score = st.to_f32(), box = bt.to_f32();
+  const float W = float(spec.width), H = float(spec.height);
+  std::vector<Detection> dets;
+  for (int64_t i = 0; i < n; ++i) {
+    const float sc = score[size_t(2 * i + 1)];  // softmax over (background, face)
+    if (sc < conf) continue;
+    const float* b = row(box, size_t(i), 4);
+    dets.push_back({0, sc, {b[0] * W, b[1] * H, b[2] * W, b[3] * H}, {}});
+  }
+  return dets;
+}
+
 }  // namespace
 
 std::vector<Detection> decode_detections(const DetectorSpec& spec, const std::vector<Tensor>& outputs, float conf) {
   KESTREL_CHECK(!outputs.empty(), "the detector returned no outputs");
+  if (spec.arch == DetectorArch::UltraFace) return decode_ultraface(spec, outputs, conf);
   if (spec.arch == DetectorArch::Scrfd || spec.arch == DetectorArch::Yunet) return decode_faces(spec, outputs, conf);
   const Tensor& t = outputs[0];
   const std::vector<float> v = t.to_f32();

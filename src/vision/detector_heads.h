@@ -19,8 +19,10 @@ enum class DetectorArch {
   YoloV5,  // YOLOv5 style: [1, N, 5 + C] decoded (cx, cy, w, h, objectness, classes), 3 anchors a cell
   Scrfd,   // SCRFD faces: score_S, bbox_S, kps_S per stride S (distances from 2 anchors a cell)
   Yunet,   // YuNet faces: cls_S, obj_S, bbox_S, kps_S per stride S (one prior a cell)
+  UltraFace,  // UltraFace (Ultra-Light-Fast): scores [1, N, 2] and decoded corner boxes [1, N, 4] in 0..1
 };
-// "auto", "yolov8", "yolox", "yolov5", "scrfd", "yunet" (CLI, Python); anything else fails naming the choices.
+// "auto", "yolov8", "yolox", "yolov5", "scrfd", "yunet", "ultraface" (CLI, Python); anything else fails
+// naming the choices.
 DetectorArch parse_detector_arch(const std::string& name);
 const char* detector_arch_name(DetectorArch arch);
 
@@ -34,7 +36,8 @@ struct DetectorSpec {
   int classes = 0;
   std::vector<std::string> names;  // one per class
   // Face detectors: the session's outputs in the head's order (SCRFD: score,
-  // bbox, kps; YuNet: cls, obj, bbox, kps; each for strides 8, 16, 32).
+  // bbox, kps; YuNet: cls, obj, bbox, kps; each for strides 8, 16, 32;
+  // UltraFace: scores, boxes).
   std::vector<size_t> outputs;
 };
 

@@ -14,7 +14,11 @@ Image letterbox(const Image& photo, int width, int height, LetterboxAlign align,
   // scaled size can come out a pixel off theirs, and every box with it.
   const double r = std::min(double(width) / photo.width, double(height) / photo.height);
   int w, h, x0, y0;
-  if (align == LetterboxAlign::TopLeft) {
+  if (align == LetterboxAlign::Stretch) {
+    w = width;
+    h = height;
+    x0 = y0 = 0;
+  } else if (align == LetterboxAlign::TopLeft) {
     w = int(photo.width * r);
     h = int(photo.height * r);
     x0 = y0 = 0;
@@ -35,7 +39,11 @@ Image letterbox(const Image& photo, int width, int height, LetterboxAlign align,
   for (int y = 0; y < h; ++y)
     std::copy_n(&scaled.pixels[size_t(y) * size_t(w) * size_t(photo.channels)], size_t(w) * size_t(photo.channels),
                 &out.at(y0 + y, x0, 0));
-  if (map) *map = {float(r), float(x0), float(y0)};
+  if (map) {
+    const bool stretched = align == LetterboxAlign::Stretch;
+    *map = {stretched ? float(width) / float(photo.width) : float(r),
+            stretched ? float(height) / float(photo.height) : float(r), float(x0), float(y0)};
+  }
   return out;
 }
 
