@@ -11,6 +11,11 @@ TOP_LEFT = ("yolox", "scrfd", "yunet")
 STRETCH = ("ultraface",)
 
 
+def by_index_and_name(outs, names):
+    """A model's outputs as the decoders read them: by position (YOLO heads) and by name (face heads)."""
+    return dict(enumerate(outs)) | dict(zip(names, outs))
+
+
 def letterbox_map(arch, w, h, size):
     """(x scale, y scale, x pad, y pad, scaled width, scaled height) of a w x h photo in the input."""
     sw, sh = size

@@ -50,7 +50,7 @@ def python_pipeline(path, arch, size, photos, repeat, threads):
             t0 = time.perf_counter()
             rgb = np.asarray(Image.open(p).convert("RGB"))
             outs = sess.run(None, {name: ref.letterbox(rgb, arch, size)})
-            dets = ref.reference_detections(arch, dict(enumerate(outs)) | dict(zip(out_names, outs)), size,
+            dets = ref.reference_detections(arch, ref.by_index_and_name(outs, out_names), size,
                                             rgb.shape[1], rgb.shape[0], CONF, IOU)
             times.append(time.perf_counter() - t0)
             if r == 0:

@@ -19,12 +19,6 @@ int64_t grid_cells(int width, int height) {
   return n;
 }
 
-std::string dims_str(const std::vector<ir::Dim>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + (d[i].known() ? std::to_string(d[i].value) : std::string("?"));
-  return s + "]";
-}
-
 // The face detectors' outputs, found by the names their exporters give them
 // (their shapes are open and alike): each prefix with the three strides.
 bool outputs_named(const Session& s, const std::vector<std::string>& prefixes, std::vector<size_t>* order) {
@@ -71,7 +65,7 @@ DetectorArch arch_of_outputs(const Session& s, int width, int height, std::vecto
   if (a > 4 && a < b) return DetectorArch::YoloV8;
   if (b > 5 && a == cells) return DetectorArch::Yolox;
   if (b > 5 && a == 3 * cells) return DetectorArch::YoloV5;
-  *why = "its first output is " + dims_str(d) + ": neither [1, 4 + C, N] (YOLOv8) nor [1, N, 5 + C] with N = " +
+  *why = "its first output is " + s.outputs()[0].shape_str() + ": neither [1, 4 + C, N] (YOLOv8) nor [1, N, 5 + C] with N = " +
          std::to_string(cells) + " grid cells (YOLOX) or 3 x " + std::to_string(cells) + " (YOLOv5) for a " +
          std::to_string(width) + "x" + std::to_string(height) + " input";
   return DetectorArch::Auto;

@@ -80,6 +80,8 @@ def test_the_decode_matches_numpy_on_kestrels_own_output(model, tmp_path):
     path = model_file(model)
     results, inputs = detect(path, photos, tmp_path)
     size = (inputs[0].shape[3], inputs[0].shape[2])  # width, height
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])  # for the input's and outputs' names
+    names, input_name = [o.name for o in sess.get_outputs()], sess.get_inputs()[0].name
     for i, (res, x) in enumerate(zip(results, inputs)):
         assert x.shape == (1, 3, size[1], size[0])
         # The letterbox: the photo where the detector puts it, grey (114) around it.
@@ -93,12 +95,11 @@ def test_the_decode_matches_numpy_on_kestrels_own_output(model, tmp_path):
         assert not np.allclose(x[0][:, canvas], GREY.get(arch, 0.0)), "the photo is not where the letterbox puts it"
         assert os.path.exists(res["annotated"])
         raw = tmp_path / f"raw{i}"
-        sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-        subprocess.run([KESTREL, "run", path, "--input", f"{sess.get_inputs()[0].name}={tmp_path / 'inputs' / f'{i}.npy'}",
+        subprocess.run([KESTREL, "run", path, "--input", f"{input_name}={tmp_path / 'inputs' / f'{i}.npy'}",
                         "--output-dir", str(raw), "--threads", "2"], check=True, capture_output=True)
-        outs = [np.load(raw / f"{j}.npy") for j in range(len(sess.get_outputs()))]
-        outs = dict(enumerate(outs)) | {o.name: a for o, a in zip(sess.get_outputs(), outs)}
-        ref = reference_detections(arch, outs, size, res["width"], res["height"])
+        outs = [np.load(raw / f"{j}.npy") for j in range(len(names))]
+        ref = reference_detections(arch, detect_reference.by_index_and_name(outs, names), size, res["width"],
+                                   res["height"])
         # The same float32 outputs on both sides: only the float arithmetic of the decode differs.
         assert_same_detections(res["detections"], ref, res["image"], 1e-5, 0.999, 1e-3)
         name = os.path.basename(res["image"])
@@ -124,8 +125,8 @@ def test_detections_match_onnx_runtime_decoded_by_numpy(model, tmp_path):
     size = (inputs[0].shape[3], inputs[0].shape[2])  # width, height
     for res, x in zip(results, inputs):
         outs = sess.run(None, {sess.get_inputs()[0].name: x})
-        outs = dict(enumerate(outs)) | {o.name: a for o, a in zip(sess.get_outputs(), outs)}
-        ref = reference_detections(arch, outs, size, res["width"], res["height"])
+        ref = reference_detections(arch, detect_reference.by_index_and_name(outs, [o.name for o in sess.get_outputs()]),
+                                   size, res["width"], res["height"])
         assert_same_detections(res["detections"], ref, res["image"], 1e-3, 0.95, 0.02)
 
 
