@@ -40,6 +40,17 @@ inline onnx::ModelProto strides_zero(const std::string& op, int elem = kFloat) {
   return m;
 }
 
+// A [1,1,3] sparse float tensor holding one value, 1 at index 0.
+inline void sparse_weight(onnx::SparseTensorProto* sv) {
+  for (int64_t d : {1, 1, 3}) sv->add_dims(d);
+  sv->mutable_values()->set_data_type(kFloat);
+  sv->mutable_values()->add_dims(1);
+  sv->mutable_values()->add_float_data(1.0f);
+  sv->mutable_indices()->set_data_type(onnx::TensorProto::INT64);
+  sv->mutable_indices()->add_dims(1);
+  sv->mutable_indices()->add_int64_data(0);
+}
+
 }  // namespace proto
 
 struct HostileModel {
@@ -117,6 +128,50 @@ inline std::vector<HostileModel> hostile_models() {
                      return m;
                    },
                    {"node 'up' (ConvTranspose)", "input 'x' has rank 4 but weight 'w' has rank 3"}});
+  // Sparse tensors. ONNX's inference functions take a sparse input's shape as
+  // present and then read the dense type's (empty) shape: past its end. The
+  // fuzzer found the first by turning the case above's weight sparse.
+  cases.push_back({"ConvTranspose_weight_declared_sparse", [] {
+                     auto m = make_model();
+                     auto* g = m.mutable_graph();
+                     add_input(g, "x", {1, 1, 5, 5});
+                     auto* w = g->add_input();
+                     w->set_name("w");
+                     auto* st = w->mutable_type()->mutable_sparse_tensor_type();
+                     st->set_elem_type(kFloat);
+                     for (int64_t d : {1, 1, 3}) st->mutable_shape()->add_dim()->set_dim_value(d);
+                     add_node(g, "ConvTranspose", {"x", "w"}, {"y"}, "up");
+                     add_output(g, "y");
+                     return m;
+                   },
+                   {"value 'w'", "sparse tensor", "not support"}});
+  cases.push_back({"Constant_sparse_value_into_ConvTranspose", [] {
+                     auto m = make_model();
+                     auto* g = m.mutable_graph();
+                     add_input(g, "x", {1, 1, 5, 5});
+                     auto* c = add_node(g, "Constant", {}, {"w"}, "weight");
+                     auto* a = c->add_attribute();
+                     a->set_name("sparse_value");
+                     a->set_type(onnx::AttributeProto::SPARSE_TENSOR);
+                     auto* sv = a->mutable_sparse_tensor();
+                     sparse_weight(sv);
+                     add_node(g, "ConvTranspose", {"x", "w"}, {"y"}, "up");
+                     add_output(g, "y");
+                     return m;
+                   },
+                   {"node 'weight' (Constant)", "attribute 'sparse_value' holds a sparse tensor", "not support"}});
+  cases.push_back({"sparse_initializer_into_ConvTranspose", [] {
+                     auto m = make_model();
+                     auto* g = m.mutable_graph();
+                     add_input(g, "x", {1, 1, 5, 5});
+                     auto* sv = g->add_sparse_initializer();
+                     sparse_weight(sv);
+                     sv->mutable_values()->set_name("w");
+                     add_node(g, "ConvTranspose", {"x", "w"}, {"y"}, "up");
+                     add_output(g, "y");
+                     return m;
+                   },
+                   {"sparse initializer 'w'", "does not support sparse tensors"}});
   cases.push_back({"Conv_strides_zero_in_if_branch", [] {
                      // The same division inside a subgraph: inference recurses into If branches.
                      auto m = make_model();

@@ -26,6 +26,11 @@ const char* newer_element_type(int32_t t) {
 }
 
 void read_type(const onnx::TypeProto& tp, ir::Value& v) {
+  // Refused here, before ONNX's shape inference sees it: its functions take a
+  // sparse value's shape as present and then index the dense type's, which
+  // is empty (a sparse ConvTranspose weight crashed the process).
+  KESTREL_CHECK_AS(ErrorKind::NotImplemented, !tp.has_sparse_tensor_type(), "value '", v.name,
+                   "' is declared a sparse tensor, which Kestrel does not support");
   if (!tp.has_tensor_type()) return;
   const auto& tt = tp.tensor_type();
   KESTREL_CHECK_AS(ErrorKind::NotImplemented, tt.elem_type() <= int32_t(DType::BFloat16), "value '", v.name,
@@ -64,6 +69,9 @@ ir::Attribute convert_attr(const onnx::AttributeProto& a, const Domains& domains
     case A::FLOATS: r.kind = ir::Attribute::Kind::Floats; r.floats.assign(a.floats().begin(), a.floats().end()); break;
     case A::INTS: r.kind = ir::Attribute::Kind::Ints; r.ints.assign(a.ints().begin(), a.ints().end()); break;
     case A::STRINGS: r.kind = ir::Attribute::Kind::Strings; r.strings.assign(a.strings().begin(), a.strings().end()); break;
+    case A::SPARSE_TENSOR:
+    case A::SPARSE_TENSORS:
+      fail_as(ErrorKind::NotImplemented, "attribute '", a.name(), "' holds a sparse tensor, which Kestrel does not support");
     default: fail("attribute '", a.name(), "' has a type (", int(a.type()), ") Kestrel does not read");
   }
   return r;
@@ -73,6 +81,9 @@ ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, cons
                         const ir::Graph* parent) {
   ir::Graph g;
   g.name = gp.name();
+  if (gp.sparse_initializer_size() > 0)
+    fail_as(ErrorKind::NotImplemented, "graph '", g.name, "' has a sparse initializer '",
+            gp.sparse_initializer(0).values().name(), "'; Kestrel does not support sparse tensors");
   for (const auto& t : gp.initializer()) {
     KESTREL_CHECK(!t.name().empty(), "graph '", g.name, "' has an initializer without a name");
     int id = g.add_value(t.name());
@@ -116,7 +127,7 @@ ir::Graph convert_graph(const onnx::GraphProto& gp, const Domains& domains, cons
       try {
         n.attrs[a.name()] = convert_attr(a, domains, base_dir, g);
       } catch (const Error& e) {
-        fail(n.where(), ": ", e.what());
+        fail_as(e.kind(), n.where(), ": ", e.what());
       }
     }
     g.nodes.push_back(std::move(n));
