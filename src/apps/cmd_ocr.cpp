@@ -1,0 +1,90 @@
+// kestrel ocr: photos to lines of text with PP-OCR's detector, recognizer and
+// optional direction classifier, as JSON lines and annotated PNGs.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/cli.h"
+#include "apps/json_report.h"
+#include "core/error.h"
+#include "vision/draw.h"
+#include "vision/ocr.h"
+
+namespace kestrel::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The dictionary named, else the PP-OCR one fetched beside the recognizer.
+std::string dictionary_path(const Args& a, const std::string& rec) {
+  if (std::string d = a.get("--dict", ""); !d.empty()) return d;
+  const fs::path beside = fs::path(rec).parent_path() / "ppocr_keys_v1.txt";
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, fs::exists(beside),
+                   "ocr needs the recognizer's character dictionary: pass --dict FILE (one character per line; "
+                   "PP-OCR's ppocr_keys_v1.txt, looked for beside the model at '", beside.string(), "', is not there)");
+  return beside.string();
+}
+
+Json line_json(const vision::OcrLine& l) {
+  Json j;
+  j["text"] = l.text;
+  j["score"] = l.score;
+  Json box = Json::array();
+  for (const vision::Point& p : l.box) box.push_back({p.x, p.y});
+  j["box"] = box;
+  if (l.turned) j["turned"] = true;  // the direction classifier read it upside down
+  return j;
+}
+
+}  // namespace
+
+int cmd_ocr(int argc, char** argv) {
+  using namespace vision;
+  Args a = parse_args(argc, argv, with_session_flags({"--out", "--cls", "--dict", "--min-score", "--limit-side"}),
+                      with_session_switches({"--json"}));
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.positional.size() >= 3, "ocr expects DET REC IMAGE|DIR...");
+  OcrOptions opt;
+  opt.min_score = float(a.get_double("--min-score", opt.min_score));
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, opt.min_score >= 0 && opt.min_score <= 1,
+                   "--min-score must lie in [0, 1], got ", opt.min_score);
+  opt.detect.limit_side = a.get_int("--limit-side", opt.detect.limit_side);
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, opt.detect.limit_side >= 32 && opt.detect.limit_side <= 8192,
+                   "--limit-side must lie in [32, 8192], got ", opt.detect.limit_side);
+  const std::vector<std::string> photos = photo_paths({a.positional.begin() + 2, a.positional.end()});
+  const std::string out_dir = a.get("--out", ""), cls = a.get("--cls", "");
+  if (!out_dir.empty()) fs::create_directories(out_dir);
+  const bool json = a.has("--json");
+
+  auto t0 = std::chrono::steady_clock::now();
+  const SessionOptions so = session_options(a);
+  TextReader reader(Session::load(a.positional[0], so), Session::load(a.positional[1], so),
+                    cls.empty() ? nullptr : Session::load(cls, so), dictionary_path(a, a.positional[1]));
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (!json) std::printf("loaded the OCR models in %.1f ms%s\n", load_ms, cls.empty() ? "" : " (with the direction classifier)");
+
+  for_each_photo(photos, "ocr", [&](size_t, const std::string& path) {
+    Image photo = load_image(path);
+    const OcrResult r = reader.read(photo, opt);
+    const std::string png = annotated_path(out_dir, path);
+    if (!png.empty()) {
+      std::vector<Quad> quads;
+      for (const OcrLine& l : r.lines) quads.push_back(l.box);
+      draw_quads(photo, quads);
+      write_png(png, photo);
+    }
+    if (json) {
+      Json j = photo_json(path, r.width, r.height, png);
+      j["lines"] = Json::array();
+      for (const OcrLine& l : r.lines) j["lines"].push_back(line_json(l));
+      std::printf("%s\n", json_line(j).c_str());
+    } else {
+      std::printf("%s: %dx%d, %zu lines (detection %.1f ms, direction %.1f ms, recognition %.1f ms)%s%s\n",
+                  path.c_str(), r.width, r.height, r.lines.size(), r.detect_ms, r.classify_ms, r.recognize_ms,
+                  png.empty() ? "" : ", wrote ", png.c_str());
+      for (const OcrLine& l : r.lines) std::printf("  %.3f  %s\n", l.score, l.text.c_str());
+    }
+  });
+  return 0;
+}
+
+}  // namespace kestrel::cli

@@ -1,0 +1,54 @@
+// The photos a vision command reads (files as named, a folder standing for
+// the images in it) and the loop over them with its progress and rate.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "apps/cli.h"
+#include "core/error.h"
+
+namespace kestrel::cli {
+
+std::vector<std::string> photo_paths(const std::vector<std::string>& args) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    if (!fs::is_directory(a)) {
+      KESTREL_CHECK_AS(ErrorKind::NoSuchFile, fs::exists(a), "image '", a, "' does not exist");
+      out.push_back(a);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(a)) {
+      std::string ext = e.path().extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+      if (e.is_regular_file() && (ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp"))
+        found.push_back(e.path().string());
+    }
+    KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !found.empty(), "folder '", a, "' holds no .jpg, .jpeg, .png or .bmp image");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+std::string annotated_path(const std::string& out_dir, const std::string& photo) {
+  namespace fs = std::filesystem;
+  return out_dir.empty() ? "" : (fs::path(out_dir) / (fs::path(photo).stem().string() + ".png")).string();
+}
+
+void for_each_photo(const std::vector<std::string>& photos, const std::string& what,
+                    const std::function<void(size_t, const std::string&)>& fn) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < photos.size(); ++i) {
+    fn(i, photos[i]);
+    std::fflush(stdout);
+    progress(what, int(i + 1), int(photos.size()));
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s\n", photos.size(), s, double(photos.size()) / s);
+}
+
+}  // namespace kestrel::cli
