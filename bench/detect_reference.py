@@ -49,6 +49,8 @@ def reference_detections(arch, outs, size, w, h, conf, iou):
     """(class, score, box, keypoints) per detection, best first, from the model's outputs (by index and by name)."""
     if arch in ("scrfd", "yunet"):
         return reference_faces(arch, outs, size, w, h, conf, iou)
+    if arch == "blazeface":
+        return reference_blazeface(outs, size, w, h, conf, iou)
     sw, sh = size
     if arch == "ultraface":  # softmax scores [N, 2] (face second), corner boxes in 0..1
         score = outs["scores"].reshape(-1, 2)[:, 1]
@@ -106,6 +108,32 @@ def reference_faces(arch, outs, size, w, h, conf, iou):
     return [(0, float(score[i])) + unletterbox(arch, size, w, h, boxes[i], kps[i]) for i in nms(boxes, cls, score, iou)]
 
 
+def reference_blazeface(outs, size, w, h, conf, iou):
+    """MediaPipe BlazeFace: logits [N, 1] and anchor offsets [N, 16] (box, six keypoints; input pixels) for a
+    finer grid of 2 anchors a cell and a coarser one of 6, anchors at the cells' centres."""
+    sw, sh = size
+    by_index = [outs[i] for i in sorted(k for k in outs if isinstance(k, int))]
+    scores = [o for o in by_index if o.shape[-1] == 1]
+    regs = [o for o in by_index if o.shape[-1] != 1]
+    boxes, score, kps = [], [], []
+    for s, r, per_cell in zip(scores, regs, (2, 6)):
+        s, r = s.reshape(-1), r.reshape(len(s.reshape(-1)), -1)
+        cells = int(round(np.sqrt(len(s) / per_cell)))
+        gy, gx = np.meshgrid(np.arange(cells), np.arange(cells), indexing="ij")
+        ax = np.repeat((gx.ravel() + 0.5) * sw / cells, per_cell).astype(np.float32)
+        ay = np.repeat((gy.ravel() + 0.5) * sh / cells, per_cell).astype(np.float32)
+        score.append((1 / (1 + np.exp(-np.clip(s.astype(np.float64), -100, 100)))).astype(np.float32))
+        cx, cy = ax + r[:, 0], ay + r[:, 1]
+        boxes.append(np.stack([cx - r[:, 2] / 2, cy - r[:, 3] / 2, cx + r[:, 2] / 2, cy + r[:, 3] / 2], 1))
+        kps.append(np.stack([ax[:, None] + r[:, 4::2], ay[:, None] + r[:, 5::2]], 2))
+    boxes, score, kps = np.concatenate(boxes), np.concatenate(score), np.concatenate(kps)
+    keep = score >= conf
+    boxes, score, kps = boxes[keep], score[keep], kps[keep]
+    cls = np.zeros(len(score), int)
+    return [(0, float(score[i])) + unletterbox("blazeface", size, w, h, boxes[i], kps[i])
+            for i in nms(boxes, cls, score, iou)]
+
+
 def box_iou(a, b):
     iw, ih = min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
     if iw <= 0 or ih <= 0:
@@ -130,6 +158,8 @@ def letterbox(rgb, arch, size):
         x = (canvas - 127.5) / 128.0
     elif arch == "ultraface":
         x = (canvas - 127.0) / 128.0
+    elif arch == "blazeface":  # MediaPipe: RGB in -1..1, NHWC
+        return np.ascontiguousarray((canvas / 127.5 - 1.0)[None], np.float32)
     else:
         x = canvas / 255.0
     return np.ascontiguousarray(x.transpose(2, 0, 1)[None], np.float32)

@@ -34,6 +34,7 @@ MODELS = {
     "scrfd_500m_bnkps.onnx": ("scrfd", (640, 640)),  # its input is open: both sides take 640 x 640
     "yunet_n_320_320.onnx": ("yunet", (320, 320)),
     "ultraface_320.onnx": ("ultraface", (320, 240)),
+    "blazeface_front_128.onnx": ("blazeface", (128, 128)),
 }
 CONF, IOU = 0.25, 0.45
 

@@ -1,6 +1,7 @@
 // kestrel detect: photos to boxes with an object detector (YOLOv8 / YOLO11,
 // YOLOX, YOLOv5) or a face detector (SCRFD and YuNet: boxes and five
-// keypoints; UltraFace: boxes), as JSON and annotated PNGs.
+// keypoints; UltraFace: boxes; BlazeFace: boxes and six keypoints), as JSON and
+// annotated PNGs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -40,7 +40,7 @@ const Command kCommands[] = {
      "      (exit 1 when outputs differ in count or shape or pass a bound in any of N runs, default 4: a session's\n"
      "      first runs check fused encoders on the CPU, calibrate float16 and record the work later runs replay)\n"},
     {"detect", cli::cmd_detect,
-     "detect MODEL IMAGE|DIR... [--out DIR] [--json] [--conf T] [--iou T] [--arch auto|yolov8|yolox|yolov5|scrfd|yunet|ultraface]\n"
+     "detect MODEL IMAGE|DIR... [--out DIR] [--json] [--conf T] [--iou T] [--arch auto|yolov8|yolox|yolov5|scrfd|yunet|ultraface|blazeface]\n"
      "      [--size WxH] [--save-inputs DIR] [--backend ...] [--precision ...] [--threads N]  (boxes in the photo's pixels;\n"
      "      --size: the input size of a model that leaves it open, default 640x640; --out: an annotated PNG per photo;\n"
      "      --json: one object per photo and line; --save-inputs: DIR/i.npy is photo i as the model took it)\n"},

@@ -25,7 +25,7 @@ DetectResult Detector::detect(const Image& photo, float conf, float iou) const {
   auto t0 = std::chrono::steady_clock::now();
   Letterbox map;
   const Image boxed = letterbox(photo, spec_.width, spec_.height, spec_.align, spec_.fill, &map);
-  r.input = to_tensor(boxed, Layout::NCHW, spec_.norm);
+  r.input = to_tensor(boxed, spec_.layout, spec_.norm);
   r.pre_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
   const std::vector<Tensor> outs = session_->run({{spec_.input, r.input}});

@@ -49,15 +49,35 @@ bool ultraface_outputs(const Session& s, std::vector<size_t>* order) {
   return true;
 }
 
+// BlazeFace's four outputs: scores [1, N, 1] and boxes [1, N, 4 + 2K] for
+// each of its two anchor grids, in the model's order.
+bool blazeface_outputs(const Session& s, std::vector<size_t>* order) {
+  std::vector<size_t> scores, boxes;
+  for (size_t i = 0; i < s.outputs().size(); ++i) {
+    const auto& shape = s.outputs()[i].shape;
+    if (!shape || shape->size() != 3 || !(*shape)[1].known() || !(*shape)[2].known()) return false;
+    const int64_t width = (*shape)[2].value;
+    (width == 1 ? scores : boxes).push_back(i);
+    if (width != 1 && (width < 4 || width % 2)) return false;
+  }
+  if (scores.size() != 2 || boxes.size() != 2) return false;
+  for (size_t g = 0; g < 2; ++g)
+    if ((*s.outputs()[scores[g]].shape)[1].value != (*s.outputs()[boxes[g]].shape)[1].value) return false;
+  *order = {scores[0], scores[1], boxes[0], boxes[1]};
+  return true;
+}
+
 DetectorArch arch_of_outputs(const Session& s, int width, int height, std::vector<size_t>* order, std::string* why) {
   if (outputs_named(s, {"score", "bbox", "kps"}, order)) return DetectorArch::Scrfd;
   if (outputs_named(s, {"cls", "obj", "bbox", "kps"}, order)) return DetectorArch::Yunet;
   if (ultraface_outputs(s, order)) return DetectorArch::UltraFace;
+  if (blazeface_outputs(s, order)) return DetectorArch::BlazeFace;
   const std::optional<std::vector<ir::Dim>>& shape = s.outputs()[0].shape;
   if (!shape || shape->size() != 3 || !(*shape)[1].known() || !(*shape)[2].known()) {
     *why = "its first output '" + s.outputs()[0].name + "' is " + s.outputs()[0].shape_str() +
            ", not a [1, rows, columns] table, and its outputs are not SCRFD's (score_8, bbox_8, kps_8, ...), "
-           "YuNet's (cls_8, obj_8, bbox_8, kps_8, ...) or UltraFace's (scores [1, N, 2], boxes [1, N, 4])";
+           "YuNet's (cls_8, obj_8, bbox_8, kps_8, ...), UltraFace's (scores [1, N, 2], boxes [1, N, 4]) or BlazeFace's "
+           "(two [1, N, 1] scores, two [1, N, 16] boxes)";
     return DetectorArch::Auto;
   }
   const auto& d = *shape;
@@ -73,7 +93,8 @@ DetectorArch arch_of_outputs(const Session& s, int width, int height, std::vecto
 
 // The input's pixels: fixed by the model, or asked for (else 640) where open.
 void input_size(const TensorInfo& in, int width, int height, DetectorSpec* spec) {
-  const ir::Dim &h = (*in.shape)[2], &w = (*in.shape)[3];
+  const bool nhwc = spec->layout == Layout::NHWC;
+  const ir::Dim &h = (*in.shape)[nhwc ? 1 : 2], &w = (*in.shape)[nhwc ? 2 : 3];
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, width >= 0 && height >= 0 && (width == 0) == (height == 0),
                    "a detector's input size is a width and a height, got ", width, "x", height);
   const int want_w = width ? width : 640, want_h = height ? height : 640;
@@ -92,10 +113,10 @@ const float* row(const std::vector<float>& t, size_t i, size_t width) { return t
 
 DetectorArch parse_detector_arch(const std::string& name) {
   for (DetectorArch a : {DetectorArch::Auto, DetectorArch::YoloV8, DetectorArch::Yolox, DetectorArch::YoloV5,
-                         DetectorArch::Scrfd, DetectorArch::Yunet, DetectorArch::UltraFace})
+                         DetectorArch::Scrfd, DetectorArch::Yunet, DetectorArch::UltraFace, DetectorArch::BlazeFace})
     if (name == detector_arch_name(a)) return a;
   fail_as(ErrorKind::InvalidArgument, "unknown detector architecture '", name,
-          "' (auto, yolov8, yolox, yolov5, scrfd, yunet, ultraface)");
+          "' (auto, yolov8, yolox, yolov5, scrfd, yunet, ultraface, blazeface)");
 }
 
 const char* detector_arch_name(DetectorArch arch) {
@@ -106,6 +127,7 @@ const char* detector_arch_name(DetectorArch arch) {
     case DetectorArch::Scrfd: return "scrfd";
     case DetectorArch::Yunet: return "yunet";
     case DetectorArch::UltraFace: return "ultraface";
+    case DetectorArch::BlazeFace: return "blazeface";
     case DetectorArch::Auto: break;
   }
   return "auto";
@@ -115,11 +137,12 @@ DetectorSpec recognize_detector(const Session& s, DetectorArch arch, int width, 
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, s.inputs().size() == 1 && !s.outputs().empty(),
                    "a detector takes one image input; this model has ", s.inputs().size(), " inputs");
   const TensorInfo& in = s.inputs()[0];
-  const bool image_input = in.shape && in.shape->size() == 4 && (*in.shape)[1].known() && (*in.shape)[1].value == 3;
-  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, image_input, "a detector takes a [1,3,H,W] image; input '", in.name,
-                   "' is ", in.shape_str());
+  auto channels_at = [&](size_t i) { return in.shape && in.shape->size() == 4 && (*in.shape)[i].value == 3; };
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, channels_at(1) || channels_at(3), "a detector takes a [1,3,H,W] (or ",
+                   "[1,H,W,3]) image; input '", in.name, "' is ", in.shape_str());
   DetectorSpec spec;
   spec.input = in.name;
+  spec.layout = channels_at(1) ? Layout::NCHW : Layout::NHWC;
   input_size(in, width, height, &spec);
   std::string why;
   const DetectorArch seen = arch_of_outputs(s, spec.width, spec.height, &spec.outputs, &why);
@@ -127,19 +150,31 @@ DetectorSpec recognize_detector(const Session& s, DetectorArch arch, int width, 
   // apart by its outputs' names or its table's shape, so a head they do not
   // fit would decode into wrong boxes.
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, seen != DetectorArch::Auto, "cannot tell which detector this is: ", why,
-                   arch == DetectorArch::Auto ? " (Kestrel reads yolov8, yolox, yolov5, scrfd, yunet and ultraface heads)"
-                                              : "");
+                   arch == DetectorArch::Auto
+                       ? " (Kestrel reads yolov8, yolox, yolov5, scrfd, yunet, ultraface and blazeface heads)"
+                       : "");
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, arch == DetectorArch::Auto || arch == seen, "--arch ",
                    detector_arch_name(arch), " does not fit the model: its outputs ('", s.outputs()[0].name, "' ",
                    s.outputs()[0].shape_str(), " first) are a ", detector_arch_name(seen), " head for a ",
                    spec.width, "x", spec.height, " input");
   spec.arch = seen;
   // The grid heads cut the input into cells of 8, 16 and 32 pixels.
-  KESTREL_CHECK_AS(ErrorKind::InvalidArgument,
-                   seen == DetectorArch::UltraFace || (spec.width % 32 == 0 && spec.height % 32 == 0),
+  const bool grid_head = seen != DetectorArch::UltraFace && seen != DetectorArch::BlazeFace;
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !grid_head || (spec.width % 32 == 0 && spec.height % 32 == 0),
                    "a ", detector_arch_name(seen), " detector's input size must be a multiple of 32 (its coarsest stride), got ",
                    spec.width, "x", spec.height);
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, spec.layout == Layout::NCHW || seen == DetectorArch::BlazeFace,
+                   "a ", detector_arch_name(seen), " detector takes a [1,3,H,W] image; input '", in.name, "' is ",
+                   in.shape_str());
   switch (seen) {
+    case DetectorArch::BlazeFace:  // MediaPipe: RGB in -1..1, the photo centred, black around it
+      spec.norm.scale = 2.0f / 255.0f;
+      spec.norm.mean = {1, 1, 1, 0};
+      spec.align = LetterboxAlign::Center;
+      spec.fill = 0;
+      spec.classes = 1;
+      spec.names = {"face"};
+      return spec;
     case DetectorArch::Scrfd:
     case DetectorArch::Yunet:
     case DetectorArch::UltraFace:
@@ -256,11 +291,44 @@ std::vector<Detection> decode_ultraface(const DetectorSpec& spec, const std::vec
   return dets;
 }
 
+// BlazeFace's anchors: cell centres of a square grid, 2 a cell on the finer
+// grid and 6 on the coarser; each box and keypoint is an offset from its
+// anchor in input pixels (MediaPipe's scales equal the input size), the
+// score a logit.
+std::vector<Detection> decode_blazeface(const DetectorSpec& spec, const std::vector<Tensor>& outs, float conf) {
+  std::vector<Detection> dets;
+  for (size_t g = 0; g < 2; ++g) {
+    KESTREL_CHECK(spec.outputs.size() == 4 && spec.outputs[2 + g] < outs.size(), "BlazeFace's head reads four outputs");
+    const Tensor &st = outs[spec.outputs[g]], &bt = outs[spec.outputs[2 + g]];
+    const int anchors = g == 0 ? 2 : 6;
+    const int64_t n = st.numel(), cells = int64_t(std::lround(std::sqrt(double(n / anchors))));
+    KESTREL_CHECK(n > 0 && cells * cells * anchors == n && bt.numel() % n == 0, "BlazeFace's grid ", g, " has ", n,
+                  " scores (", shape_str(st.shape()), "), not ", anchors, " anchors on each cell of a square grid");
+    const size_t width = size_t(bt.numel() / n), keypoints = (width - 4) / 2;
+    const std::vector<float> score = st.to_f32(), box = bt.to_f32();
+    const float sx = float(spec.width) / float(cells), sy = float(spec.height) / float(cells);
+    for (int64_t i = 0; i < n; ++i) {
+      const float sc = 1.0f / (1.0f + std::exp(-std::clamp(score[size_t(i)], -100.f, 100.f)));
+      if (sc < conf) continue;
+      const int64_t cell = i / anchors;
+      const float ax = (float(cell % cells) + 0.5f) * sx, ay = (float(cell / cells) + 0.5f) * sy;
+      const float* b = row(box, size_t(i), width);
+      Detection d;
+      d.score = sc;
+      d.box = center_box(ax + b[0], ay + b[1], b[2], b[3]);
+      for (size_t k = 0; k < keypoints; ++k) d.keypoints.push_back({ax + b[4 + 2 * k], ay + b[5 + 2 * k]});
+      dets.push_back(std::move(d));
+    }
+  }
+  return dets;
+}
+
 }  // namespace
 
 std::vector<Detection> decode_detections(const DetectorSpec& spec, const std::vector<Tensor>& outputs, float conf) {
   KESTREL_CHECK(!outputs.empty(), "the detector returned no outputs");
   if (spec.arch == DetectorArch::UltraFace) return decode_ultraface(spec, outputs, conf);
+  if (spec.arch == DetectorArch::BlazeFace) return decode_blazeface(spec, outputs, conf);
   if (spec.arch == DetectorArch::Scrfd || spec.arch == DetectorArch::Yunet) return decode_faces(spec, outputs, conf);
   const Tensor& t = outputs[0];
   const std::vector<float> v = t.to_f32();

@@ -20,8 +20,10 @@ enum class DetectorArch {
   Scrfd,   // SCRFD faces: score_S, bbox_S, kps_S per stride S (distances from 2 anchors a cell)
   Yunet,   // YuNet faces: cls_S, obj_S, bbox_S, kps_S per stride S (one prior a cell)
   UltraFace,  // UltraFace (Ultra-Light-Fast): scores [1, N, 2] and decoded corner boxes [1, N, 4] in 0..1
+  BlazeFace,  // MediaPipe BlazeFace: scores [1, N, 1] and boxes with six keypoints [1, N, 16] for two anchor
+              // grids (2 anchors a cell on the finer, 6 on the coarser), offsets from the anchors in input pixels
 };
-// "auto", "yolov8", "yolox", "yolov5", "scrfd", "yunet", "ultraface" (CLI, Python); anything else fails
+// "auto", "yolov8", "yolox", "yolov5", "scrfd", "yunet", "ultraface", "blazeface" (CLI, Python); anything else fails
 // naming the choices.
 DetectorArch parse_detector_arch(const std::string& name);
 const char* detector_arch_name(DetectorArch arch);
@@ -30,14 +32,16 @@ struct DetectorSpec {
   DetectorArch arch = DetectorArch::Auto;
   std::string input;       // the image input's name
   int width = 0, height = 0;  // its pixels
-  Normalize norm;          // NCHW, from 0..255 pixels
+  Normalize norm;          // from 0..255 pixels
+  Layout layout = Layout::NCHW;  // BlazeFace's TensorFlow export takes NHWC
   LetterboxAlign align = LetterboxAlign::Center;
   float fill = 114;        // the letterbox's grey (0..255)
   int classes = 0;
   std::vector<std::string> names;  // one per class
   // Face detectors: the session's outputs in the head's order (SCRFD: score,
   // bbox, kps; YuNet: cls, obj, bbox, kps; each for strides 8, 16, 32;
-  // UltraFace: scores, boxes).
+  // UltraFace: scores, boxes; BlazeFace: the finer and the coarser grid's
+  // scores, then their boxes).
   std::vector<size_t> outputs;
 };
 
