@@ -138,7 +138,8 @@ TEST(CApi, TheLibraryExportsTheCApiAlone) {
     EXPECT_EQ(name.rfind("kestrel_", 0), 0u) << kLibrary << " exports " << name;
   }
   for (const char* api : {"kestrel_session_create", "kestrel_session_create_from_bytes", "kestrel_last_error_code",
-                          "kestrel_session_run_with", "kestrel_outputs_get_all", "kestrel_version"})
+                          "kestrel_session_run_with", "kestrel_outputs_get_all", "kestrel_version",
+                          "kestrel_detector_detect_rgb8", "kestrel_text_reader_read_file", "kestrel_string_free"})
     EXPECT_NE(symbols.find(std::string(api) + "\n"), std::string::npos) << api << " is not exported";
   EXPECT_GE(exported, 25);
 }

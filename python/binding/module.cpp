@@ -203,4 +203,61 @@ NB_MODULE(_kestrel, m) {
       .def("backend", &PySession::backend)
       .def("run", &PySession::run, nb::arg("names"), nb::arg("codes"), nb::arg("shapes"), nb::arg("datas"),
            nb::arg("cancel").none(), nb::arg("timeout_ms"));
+
+  // The vision pipelines: each result is the photo's JSON, which the Python
+  // half parses. Pixels come as the address of an RGB uint8 array the caller
+  // keeps alive through the call, with its width, height and row stride.
+  nb::class_<api::Detector>(m, "Detector")
+      .def(
+          "__init__",
+          [](api::Detector* self, const std::string& model, const std::string& arch, int32_t width, int32_t height,
+             const NativeOptions& n) {
+            api::Options o = options(n);
+            nb::gil_scoped_release unlocked;
+            new (self) api::Detector(model, arch, width, height, o);
+          },
+          nb::arg("model"), nb::arg("arch"), nb::arg("width"), nb::arg("height"), nb::arg("options"))
+      .def(
+          "detect_file",
+          [](const api::Detector& d, const std::string& path, float conf, float iou) {
+            nb::gil_scoped_release unlocked;
+            return d.detect(path, conf, iou);
+          },
+          nb::arg("path"), nb::arg("conf"), nb::arg("iou"))
+      .def(
+          "detect_rgb8",
+          [](const api::Detector& d, uintptr_t data, int32_t width, int32_t height, int64_t stride,
+             const std::string& name, float conf, float iou) {
+            nb::gil_scoped_release unlocked;
+            return d.detect(reinterpret_cast<const uint8_t*>(data), width, height, stride, conf, iou, name);
+          },
+          nb::arg("data"), nb::arg("width"), nb::arg("height"), nb::arg("stride"), nb::arg("name"), nb::arg("conf"),
+          nb::arg("iou"));
+
+  nb::class_<api::TextReader>(m, "TextReader")
+      .def(
+          "__init__",
+          [](api::TextReader* self, const std::string& det, const std::string& rec, const std::string& cls,
+             const std::string& dictionary, const NativeOptions& n) {
+            api::Options o = options(n);
+            nb::gil_scoped_release unlocked;
+            new (self) api::TextReader(det, rec, cls, dictionary, o);
+          },
+          nb::arg("det"), nb::arg("rec"), nb::arg("cls"), nb::arg("dictionary"), nb::arg("options"))
+      .def(
+          "read_file",
+          [](const api::TextReader& r, const std::string& path, float min_score) {
+            nb::gil_scoped_release unlocked;
+            return r.read(path, min_score);
+          },
+          nb::arg("path"), nb::arg("min_score"))
+      .def(
+          "read_rgb8",
+          [](const api::TextReader& r, uintptr_t data, int32_t width, int32_t height, int64_t stride,
+             const std::string& name, float min_score) {
+            nb::gil_scoped_release unlocked;
+            return r.read(reinterpret_cast<const uint8_t*>(data), width, height, stride, min_score, name);
+          },
+          nb::arg("data"), nb::arg("width"), nb::arg("height"), nb::arg("stride"), nb::arg("name"),
+          nb::arg("min_score"));
 }

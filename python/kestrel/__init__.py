@@ -18,11 +18,15 @@ device_memory_mb, device_wait_s) beside ONNX Runtime's; RunOptions has
 timeout_ms. ONNX Runtime options that tune ONNX Runtime's own machinery
 (inter_op_num_threads, graph_optimization_level, execution_mode) are
 accepted and have no effect: Kestrel optimizes every graph fully.
+
+Beside it, the pipelines of `kestrel detect` and `kestrel ocr`: Detector,
+TextReader, detect() and ocr(), photos (paths or RGB arrays) to dicts.
 """
 from ._errors import (Cancelled, Fail, InvalidArgument, InvalidModel, KestrelError, NoSuchFile,
                       NotImplementedByKestrel, OutOfMemory)
 from ._options import RunOptions, SessionOptions, GraphOptimizationLevel, ExecutionMode, set_process_options
 from ._session import InferenceSession, IOBinding, NodeArg, get_available_providers, get_device
+from ._vision import Detector, TextReader, detect, ocr
 
 from . import _kestrel
 
@@ -32,5 +36,5 @@ __all__ = [
     "InferenceSession", "SessionOptions", "RunOptions", "IOBinding", "NodeArg", "GraphOptimizationLevel",
     "ExecutionMode", "get_available_providers", "get_device", "KestrelError", "Fail", "InvalidArgument",
     "NoSuchFile", "InvalidModel", "NotImplementedByKestrel", "Cancelled", "OutOfMemory", "__version__",
-    "set_process_options",
+    "set_process_options", "Detector", "TextReader", "detect", "ocr",
 ]

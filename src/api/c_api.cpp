@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/c_api_support.h"
 #include "runtime/session.h"
 
 // The C view of one input's or output's declared type and shape (kestrel_value_info
@@ -18,6 +19,13 @@ struct CValueInfo {
   std::vector<int64_t> dims;
   std::vector<const char*> dim_names;  // into the session's TensorInfo
 };
+
+using kestrel::capi::guarded;
+using kestrel::capi::last_error;
+using kestrel::capi::last_error_code;
+using kestrel::capi::misuse;
+using kestrel::capi::session_options;
+using kestrel::capi::set_error;
 
 struct kestrel_session {
   std::unique_ptr<kestrel::Session> session;
@@ -33,56 +41,6 @@ struct kestrel_cancel {
 };
 
 namespace {
-
-thread_local std::string last_error;
-thread_local int32_t last_error_code = KESTREL_OK;
-
-int32_t status_of(kestrel::ErrorKind kind) {
-  using K = kestrel::ErrorKind;
-  switch (kind) {
-    case K::InvalidArgument: return KESTREL_INVALID_ARGUMENT;
-    case K::NoSuchFile: return KESTREL_NO_SUCH_FILE;
-    case K::InvalidModel: return KESTREL_INVALID_MODEL;
-    case K::NotImplemented: return KESTREL_NOT_IMPLEMENTED;
-    case K::Cancelled: return KESTREL_CANCELLED;
-    case K::Failure: break;
-  }
-  return KESTREL_FAIL;
-}
-
-void set_error(int32_t code, std::string message) {
-  last_error_code = code;
-  last_error = std::move(message);
-}
-
-// Runs f; on an exception keeps its message and status and returns `failed`.
-template <typename F, typename R>
-R guarded(R failed, F&& f) {
-  try {
-    set_error(KESTREL_OK, "");
-    return f();
-  } catch (const kestrel::Error& e) {
-    set_error(status_of(e.kind()), e.what());
-  } catch (const std::bad_alloc& e) {
-    set_error(KESTREL_OUT_OF_MEMORY, std::string("out of host memory (") + e.what() + ")");
-  } catch (const std::exception& e) {
-    set_error(KESTREL_FAIL, e.what());
-  } catch (...) {
-    set_error(KESTREL_FAIL, "unknown error");
-  }
-  return failed;
-}
-
-// Whether the caller's struct (its struct_size, from the header it was built
-// with) reaches to the end of `field`.
-#define KESTREL_HAS_FIELD(ptr, type, field) \
-  ((ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)nullptr)->field))
-
-// A caller's mistake at the C boundary (a NULL pointer, a bad index or size).
-template <typename... A>
-[[noreturn]] void misuse(const A&... parts) {
-  kestrel::fail_as(kestrel::ErrorKind::InvalidArgument, parts...);
-}
 
 // The most dims a caller's tensor may have. The rank says how far the shape
 // array is read, so it is bounded before reading; 64 is numpy's own limit,
@@ -176,10 +134,60 @@ int32_t value_info(const kestrel_session* s, int32_t i, kestrel_value_info* info
   });
 }
 
-// The caller's options as SessionOptions, reading only the fields its
-// struct_size covers (a program built with an older header passes a shorter
-// struct and keeps the defaults of the fields it does not know).
-kestrel::SessionOptions session_options(const char* call, const kestrel_session_options* o) {
+kestrel_session* wrap(std::unique_ptr<kestrel::Session> loaded) {
+  auto s = std::make_unique<kestrel_session>();
+  s->session = std::move(loaded);
+  s->inputs = c_value_infos(s->session->inputs());
+  s->outputs = c_value_infos(s->session->outputs());
+  return s.release();
+}
+
+// The older pair of structs, as one kestrel_session_options.
+kestrel_session_options combined(const kestrel_options* options, const kestrel_limits* limits) {
+  kestrel_session_options o{};
+  o.struct_size = sizeof o;
+  if (options) {
+    o.backend = options->backend;
+    o.precision = options->precision;
+    o.threads = options->threads;
+  }
+  if (limits) {
+    if (limits->struct_size < offsetof(kestrel_limits, max_loop_iterations) + sizeof(int64_t))
+      misuse("kestrel_session_load_with_limits: struct_size ", limits->struct_size,
+             " is too small; set it to sizeof(kestrel_limits)");
+    o.max_loop_iterations = limits->max_loop_iterations;
+    if (KESTREL_HAS_FIELD(limits, kestrel_limits, device_memory_mb)) o.device_memory_mb = limits->device_memory_mb;
+    if (KESTREL_HAS_FIELD(limits, kestrel_limits, device_wait_s)) o.device_wait_s = limits->device_wait_s;
+  }
+  return o;
+}
+}  // namespace
+
+// The error state and the options conversion every C API file shares (c_api_support.h).
+namespace kestrel::capi {
+thread_local std::string last_error;
+thread_local int32_t last_error_code = KESTREL_OK;
+
+int32_t status_of(kestrel::ErrorKind kind) {
+  using K = kestrel::ErrorKind;
+  switch (kind) {
+    case K::InvalidArgument: return KESTREL_INVALID_ARGUMENT;
+    case K::NoSuchFile: return KESTREL_NO_SUCH_FILE;
+    case K::InvalidModel: return KESTREL_INVALID_MODEL;
+    case K::NotImplemented: return KESTREL_NOT_IMPLEMENTED;
+    case K::Cancelled: return KESTREL_CANCELLED;
+    case K::Failure: break;
+  }
+  return KESTREL_FAIL;
+}
+
+void set_error(int32_t code, std::string message) {
+  last_error_code = code;
+  last_error = std::move(message);
+}
+}  // namespace kestrel::capi
+
+kestrel::SessionOptions kestrel::capi::session_options(const char* call, const kestrel_session_options* o) {
   kestrel::SessionOptions so;
   if (!o) return so;
   if (o->struct_size < offsetof(kestrel_session_options, threads) + sizeof(int32_t))
@@ -227,34 +235,6 @@ kestrel::SessionOptions session_options(const char* call, const kestrel_session_
   return so;
 }
 
-kestrel_session* wrap(std::unique_ptr<kestrel::Session> loaded) {
-  auto s = std::make_unique<kestrel_session>();
-  s->session = std::move(loaded);
-  s->inputs = c_value_infos(s->session->inputs());
-  s->outputs = c_value_infos(s->session->outputs());
-  return s.release();
-}
-
-// The older pair of structs, as one kestrel_session_options.
-kestrel_session_options combined(const kestrel_options* options, const kestrel_limits* limits) {
-  kestrel_session_options o{};
-  o.struct_size = sizeof o;
-  if (options) {
-    o.backend = options->backend;
-    o.precision = options->precision;
-    o.threads = options->threads;
-  }
-  if (limits) {
-    if (limits->struct_size < offsetof(kestrel_limits, max_loop_iterations) + sizeof(int64_t))
-      misuse("kestrel_session_load_with_limits: struct_size ", limits->struct_size,
-             " is too small; set it to sizeof(kestrel_limits)");
-    o.max_loop_iterations = limits->max_loop_iterations;
-    if (KESTREL_HAS_FIELD(limits, kestrel_limits, device_memory_mb)) o.device_memory_mb = limits->device_memory_mb;
-    if (KESTREL_HAS_FIELD(limits, kestrel_limits, device_wait_s)) o.device_wait_s = limits->device_wait_s;
-  }
-  return o;
-}
-}  // namespace
 
 extern "C" {
 

@@ -231,6 +231,38 @@ int32_t kestrel_outputs_get(const kestrel_outputs* outputs, int32_t index, kestr
 int32_t kestrel_outputs_get_all(const kestrel_outputs* outputs, kestrel_tensor* views, int32_t capacity);
 void kestrel_outputs_free(kestrel_outputs* outputs);
 
+/* Photos to boxes and to text: the pipelines of `kestrel detect` and `kestrel
+ * ocr`. Each result is one JSON object per photo, the CLI's --json line
+ * (README: detect, ocr), as a string the caller frees with
+ * kestrel_string_free; NULL on failure. A photo is a file (JPEG, PNG, BMP,
+ * ...) or 8-bit RGB pixels, row after row, `stride` bytes apart (0: width * 3);
+ * `name` (may be NULL) is what the JSON's "image" says for pixels. */
+void kestrel_string_free(char* s);
+
+typedef struct kestrel_detector kestrel_detector;
+/* arch: "auto" (NULL), "yolov8", "yolox", "yolov5", "scrfd", "yunet",
+ * "ultraface" or "blazeface"; width and height: the input size of a model
+ * that leaves it open (0, 0: 640 x 640). NULL on failure. */
+kestrel_detector* kestrel_detector_create(const char* model_path, const char* arch, int32_t width, int32_t height,
+                                          const kestrel_session_options* options);
+/* conf: the lowest score kept; iou: NMS's overlap bound; both in [0, 1]. */
+char* kestrel_detector_detect_file(kestrel_detector* detector, const char* image_path, float conf, float iou);
+char* kestrel_detector_detect_rgb8(kestrel_detector* detector, const uint8_t* pixels, int32_t width, int32_t height,
+                                   int64_t stride, const char* name, float conf, float iou);
+void kestrel_detector_free(kestrel_detector* detector);
+
+typedef struct kestrel_text_reader kestrel_text_reader;
+/* PP-OCR's detector, recognizer and (may be NULL) direction classifier;
+ * dictionary_path NULL: ppocr_keys_v1.txt beside the recognizer. */
+kestrel_text_reader* kestrel_text_reader_create(const char* detector_path, const char* recognizer_path,
+                                                const char* classifier_path, const char* dictionary_path,
+                                                const kestrel_session_options* options);
+/* min_score: lines read with a lower mean probability are dropped (PP-OCR: 0.5). */
+char* kestrel_text_reader_read_file(kestrel_text_reader* reader, const char* image_path, float min_score);
+char* kestrel_text_reader_read_rgb8(kestrel_text_reader* reader, const uint8_t* pixels, int32_t width, int32_t height,
+                                    int64_t stride, const char* name, float min_score);
+void kestrel_text_reader_free(kestrel_text_reader* reader);
+
 #ifdef __cplusplus
 }
 #endif

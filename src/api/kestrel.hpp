@@ -189,4 +189,62 @@ class Session {
   std::unique_ptr<kestrel_session, void (*)(kestrel_session*)> s_;
 };
 
+// The C API's JSON string as a std::string, freed.
+inline std::string take_json(char* c) {
+  if (!c) throw_last_error();
+  std::string out(c);
+  kestrel_string_free(c);
+  return out;
+}
+
+// Photos to boxes (kestrel detect): each result is the photo's JSON object,
+// {"image", "width", "height", "detections": [...]} (README: detect).
+//   kestrel::api::Detector d("yolox_nano.onnx");
+//   std::string json = d.detect("dog.jpg");
+class Detector {
+ public:
+  explicit Detector(const std::string& model, const std::string& arch = "auto", int32_t width = 0,
+                    int32_t height = 0, const Options& options = Options())
+      : d_(kestrel_detector_create(model.c_str(), arch.c_str(), width, height, options.c()), kestrel_detector_free) {
+    if (!d_) throw_last_error();
+  }
+  std::string detect(const std::string& image_path, float conf = 0.25f, float iou = 0.45f) const {
+    return take_json(kestrel_detector_detect_file(d_.get(), image_path.c_str(), conf, iou));
+  }
+  // 8-bit RGB rows `stride` bytes apart (0: width * 3).
+  std::string detect(const uint8_t* rgb, int32_t width, int32_t height, int64_t stride = 0, float conf = 0.25f,
+                     float iou = 0.45f, const std::string& name = "") const {
+    return take_json(kestrel_detector_detect_rgb8(d_.get(), rgb, width, height, stride, name.c_str(), conf, iou));
+  }
+
+ private:
+  std::unique_ptr<kestrel_detector, void (*)(kestrel_detector*)> d_;
+};
+
+// Photos to text (kestrel ocr) with PP-OCR's models: each result is the
+// photo's JSON object, {"image", "width", "height", "lines": [...]}.
+class TextReader {
+ public:
+  // classifier and dictionary may be "": no direction classifier; PP-OCR's
+  // dictionary beside the recognizer.
+  TextReader(const std::string& detector, const std::string& recognizer, const std::string& classifier = "",
+             const std::string& dictionary = "", const Options& options = Options())
+      : r_(kestrel_text_reader_create(detector.c_str(), recognizer.c_str(),
+                                      classifier.empty() ? nullptr : classifier.c_str(),
+                                      dictionary.empty() ? nullptr : dictionary.c_str(), options.c()),
+           kestrel_text_reader_free) {
+    if (!r_) throw_last_error();
+  }
+  std::string read(const std::string& image_path, float min_score = 0.5f) const {
+    return take_json(kestrel_text_reader_read_file(r_.get(), image_path.c_str(), min_score));
+  }
+  std::string read(const uint8_t* rgb, int32_t width, int32_t height, int64_t stride = 0, float min_score = 0.5f,
+                   const std::string& name = "") const {
+    return take_json(kestrel_text_reader_read_rgb8(r_.get(), rgb, width, height, stride, name.c_str(), min_score));
+  }
+
+ private:
+  std::unique_ptr<kestrel_text_reader, void (*)(kestrel_text_reader*)> r_;
+};
+
 }  // namespace kestrel::api

@@ -15,25 +15,7 @@
 #include "vision/draw.h"
 
 namespace kestrel::cli {
-namespace {
-
 namespace fs = std::filesystem;
-
-Json detection_json(const vision::Detection& d, const std::vector<std::string>& names) {
-  Json j;
-  j["label"] = names[size_t(d.class_id)];
-  j["class_id"] = d.class_id;
-  j["score"] = d.score;
-  j["box"] = {d.box[0], d.box[1], d.box[2], d.box[3]};
-  if (!d.keypoints.empty()) {
-    Json k = Json::array();
-    for (const auto& p : d.keypoints) k.push_back({p[0], p[1]});
-    j["keypoints"] = k;
-  }
-  return j;
-}
-
-}  // namespace
 
 int cmd_detect(int argc, char** argv) {
   using namespace vision;
@@ -76,9 +58,8 @@ int cmd_detect(int argc, char** argv) {
       write_png(png, photo);
     }
     if (json) {
-      Json j = photo_json(path, r.width, r.height, png);
-      j["detections"] = Json::array();
-      for (const Detection& d : r.detections) j["detections"].push_back(detection_json(d, spec.names));
+      Json j = api_json::detect_json(path, r, spec.names);
+      if (!png.empty()) j["annotated"] = png;
       std::printf("%s\n", json_line(j).c_str());
     } else {
       std::printf("%s: %dx%d, %zu detections (preprocess %.1f ms, model %.1f ms, decode and NMS %.1f ms)%s%s\n",

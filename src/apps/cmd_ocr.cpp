@@ -11,32 +11,7 @@
 #include "vision/ocr.h"
 
 namespace kestrel::cli {
-namespace {
-
 namespace fs = std::filesystem;
-
-// The dictionary named, else the PP-OCR one fetched beside the recognizer.
-std::string dictionary_path(const Args& a, const std::string& rec) {
-  if (std::string d = a.get("--dict", ""); !d.empty()) return d;
-  const fs::path beside = fs::path(rec).parent_path() / "ppocr_keys_v1.txt";
-  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, fs::exists(beside),
-                   "ocr needs the recognizer's character dictionary: pass --dict FILE (one character per line; "
-                   "PP-OCR's ppocr_keys_v1.txt, looked for beside the model at '", beside.string(), "', is not there)");
-  return beside.string();
-}
-
-Json line_json(const vision::OcrLine& l) {
-  Json j;
-  j["text"] = l.text;
-  j["score"] = l.score;
-  Json box = Json::array();
-  for (const vision::Point& p : l.box) box.push_back({p.x, p.y});
-  j["box"] = box;
-  if (l.turned) j["turned"] = true;  // the direction classifier read it upside down
-  return j;
-}
-
-}  // namespace
 
 int cmd_ocr(int argc, char** argv) {
   using namespace vision;
@@ -58,7 +33,7 @@ int cmd_ocr(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   const SessionOptions so = session_options(a);
   TextReader reader(Session::load(a.positional[0], so), Session::load(a.positional[1], so),
-                    cls.empty() ? nullptr : Session::load(cls, so), dictionary_path(a, a.positional[1]));
+                    cls.empty() ? nullptr : Session::load(cls, so), a.has("--dict") ? a.get("--dict", "") : default_dictionary(a.positional[1]));
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!json) std::printf("loaded the OCR models in %.1f ms%s\n", load_ms, cls.empty() ? "" : " (with the direction classifier)");
 
@@ -73,9 +48,8 @@ int cmd_ocr(int argc, char** argv) {
       write_png(png, photo);
     }
     if (json) {
-      Json j = photo_json(path, r.width, r.height, png);
-      j["lines"] = Json::array();
-      for (const OcrLine& l : r.lines) j["lines"].push_back(line_json(l));
+      Json j = api_json::ocr_json(path, r);
+      if (!png.empty()) j["annotated"] = png;
       std::printf("%s\n", json_line(j).c_str());
     } else {
       std::printf("%s: %dx%d, %zu lines (detection %.1f ms, direction %.1f ms, recognition %.1f ms)%s%s\n",

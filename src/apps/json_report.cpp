@@ -80,15 +80,4 @@ Json to_json(const TensorInfo& t) {
   return {{"name", t.name}, {"dtype", dtype_name(t.dtype)}, {"shape", shape}};
 }
 
-std::string json_line(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-Json photo_json(const std::string& path, int width, int height, const std::string& annotated) {
-  Json j;
-  j["image"] = path;
-  j["width"] = width;
-  j["height"] = height;
-  if (!annotated.empty()) j["annotated"] = annotated;
-  return j;
-}
-
 }  // namespace kestrel::cli

@@ -8,12 +8,13 @@
 
 #include "backends/backend.h"
 #include "backends/vulkan/device.h"
+#include "api/vision_json.h"
 #include "families/families.h"
 #include "runtime/session.h"
 
 namespace kestrel::cli {
 
-using Json = nlohmann::ordered_json;  // keys in the order written
+using Json = api_json::Json;  // nlohmann::ordered_json: keys in the order written
 
 Json to_json(const vulkan::DeviceInfo& d);
 Json to_json(const families::FamilyClaim& c);
@@ -22,12 +23,7 @@ Json to_json(const backends::PlacementReport& p);
 // ("?" for an unnamed one), or null when its rank is unknown.
 Json to_json(const TensorInfo& t);
 
-// A vision command's object for one photo: image, width, height and, when
-// one was written, annotated (the drawn copy's path); the command adds its results.
-Json photo_json(const std::string& path, int width, int height, const std::string& annotated);
-
-// One line of JSON. Bytes that are not UTF-8 (a producer string, a path)
-// become U+FFFD rather than an exception.
-std::string json_line(const Json& j);
+// One line of JSON, non-UTF-8 bytes (a producer string, a path) as U+FFFD.
+using api_json::json_line;
 
 }  // namespace kestrel::cli

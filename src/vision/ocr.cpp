@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -30,6 +31,16 @@ int64_t fixed_dim(const TensorInfo& t, size_t i, int64_t otherwise) {
 }
 
 }  // namespace
+
+std::string default_dictionary(const std::string& recognizer_path) {
+  namespace fs = std::filesystem;
+  const fs::path beside = fs::path(recognizer_path).parent_path() / "ppocr_keys_v1.txt";
+  KESTREL_CHECK_AS(ErrorKind::InvalidArgument, fs::exists(beside),
+                   "text recognition needs the recognizer's character dictionary: name one (--dict FILE, one "
+                   "character per line; PP-OCR's ppocr_keys_v1.txt, looked for beside the model at '",
+                   beside.string(), "', is not there)");
+  return beside.string();
+}
 
 TextReader::TextReader(std::shared_ptr<Session> detector, std::shared_ptr<Session> recognizer,
                        std::shared_ptr<Session> classifier, const std::string& dictionary_path)

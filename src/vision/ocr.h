@@ -31,6 +31,10 @@ struct OcrResult {
   double detect_ms = 0, classify_ms = 0, recognize_ms = 0;
 };
 
+// PP-OCR's dictionary where fetch_models puts it: ppocr_keys_v1.txt beside
+// the recognizer. Fails, saying to name one, when it is not there.
+std::string default_dictionary(const std::string& recognizer_path);
+
 class TextReader {
  public:
   // `classifier` may be null. The dictionary's entries must match the
