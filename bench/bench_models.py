@@ -51,9 +51,9 @@ def prepare_inputs(kestrel, model, dims, d):
     return feeds, [x for p in pairs for x in ("--input", p)]
 
 
-def kestrel_bench(kestrel, model, input_flags, runs, extra, env=None):
+def kestrel_bench(kestrel, model, input_flags, runs, extra, env=None, timeout=None):
     return json.loads(subprocess.check_output([kestrel, "bench", model, "--runs", str(runs), "--json"]
-                                              + input_flags + extra, env=env))
+                                              + input_flags + extra, env=env, timeout=timeout))
 
 
 def output_agreement(ours, ref):
