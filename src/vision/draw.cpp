@@ -57,7 +57,7 @@ void draw_quads(Image& photo, const std::vector<Quad>& quads) {
     for (size_t e = 0; e < 4; ++e) {
       // A square of side t stamped along the edge, a pixel apart.
       const Point a = quads[i][e], b = quads[i][(e + 1) % 4];
-      const int steps = std::max(1, int(std::ceil(std::hypot(b.x - a.x, b.y - a.y))));
+      const int steps = std::max(1, int(std::ceil(distance(a, b))));
       for (int s = 0; s <= steps; ++s) {
         const float f = float(s) / float(steps);
         const int x = int(a.x + f * (b.x - a.x)), y = int(a.y + f * (b.y - a.y));

@@ -41,7 +41,7 @@ RotatedRect min_area_rect(const std::vector<Point>& points) {
   double best_area = std::numeric_limits<double>::max();
   for (size_t i = 0; i < hull.size(); ++i) {
     const Point a = hull[i], b = hull[(i + 1) % hull.size()];
-    const double len = std::hypot(double(b.x - a.x), double(b.y - a.y));
+    const double dx = double(b.x) - a.x, dy = double(b.y) - a.y, len = std::sqrt(dx * dx + dy * dy);
     if (len == 0) continue;
     // The edge's direction u and its normal v; the hull's extent along each.
     const double ux = (b.x - a.x) / len, uy = (b.y - a.y) / len, vx = -uy, vy = ux;

@@ -4,6 +4,7 @@
 // bottom-left as PP-OCR orders them.
 #pragma once
 #include <array>
+#include <cmath>
 #include <vector>
 
 namespace kestrel::vision {
@@ -12,6 +13,13 @@ struct Point {
   float x = 0, y = 0;
 };
 using Quad = std::array<Point, 4>;
+
+// Euclidean distance. Not std::hypot: glibc 2.35 gave hypot a new symbol
+// version, and the wheel promises glibc 2.34 (scripts/wheel.sh).
+inline float distance(Point a, Point b) {
+  const float dx = a.x - b.x, dy = a.y - b.y;
+  return std::sqrt(dx * dx + dy * dy);
+}
 
 // Counter-clockwise in image coordinates (y down: clockwise on screen),
 // without collinear points; fewer than three points come back as given.

@@ -56,8 +56,6 @@ float mean_inside(const float* prob, int W, int H, const Quad& q) {
   return n ? float(sum / n) : 0.f;
 }
 
-float distance(Point a, Point b) { return std::hypot(a.x - b.x, a.y - b.y); }
-
 }  // namespace
 
 void text_detect_size(int width, int height, const TextDetectOptions& opt, int* det_width, int* det_height) {

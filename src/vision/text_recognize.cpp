@@ -9,8 +9,6 @@
 namespace kestrel::vision {
 namespace {
 
-float distance(Point a, Point b) { return std::hypot(a.x - b.x, a.y - b.y); }
-
 // Bilinear sample with the border repeated outward.
 void sample(const Image& img, float x, float y, float* out) {
   x = std::clamp(x, 0.f, float(img.width - 1));
