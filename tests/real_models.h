@@ -37,6 +37,9 @@ struct RealModel {
   // run with KESTREL_LONG_TESTS=1, as does a skipped float16 one; on a GPU
   // they take seconds.
   std::string vulkan_not_run;
+  // Non-empty: why the CPU's reference-kernels configuration is not run in
+  // ctest (another input of a model whose reference run is checked already).
+  std::string reference_kernels_not_run;
   // When >= 0, the bounds for the Vulkan backend in either precision.
   double gpu_min_cosine = -1, gpu_rel = -1;
 };

@@ -35,12 +35,14 @@ constexpr Config kConfigs[] = {{"cpu", "cpu", "auto"},
                                {"vulkan_fp32", "vulkan", "fp32"},
                                {"vulkan_fp16", "vulkan", "fp16"}};
 
-// ONNX Runtime's outputs per model, computed once for all configurations.
-const OrtResult& reference(const std::string& path, const std::map<std::string, Tensor>& inputs) {
+// ONNX Runtime's outputs per table entry (one model may appear with several
+// inputs), computed once for all configurations.
+const OrtResult& reference(const std::string& name, const std::string& path,
+                           const std::map<std::string, Tensor>& inputs) {
   static std::map<std::string, OrtResult> cache;
-  auto it = cache.find(path);
+  auto it = cache.find(name);
   if (it == cache.end())
-    it = cache.emplace(path, run_onnxruntime(find_ort_script(KESTREL_SOURCE_DIR), path, inputs, kOrtThreads)).first;
+    it = cache.emplace(name, run_onnxruntime(find_ort_script(KESTREL_SOURCE_DIR), path, inputs, kOrtThreads)).first;
   return it->second;
 }
 
@@ -58,6 +60,8 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
       GTEST_SKIP() << "not run on Vulkan without KESTREL_LONG_TESTS=1: " << m.vulkan_not_run;
     if (half && !m.fp16_not_run.empty())
       GTEST_SKIP() << "float16 storage not run without KESTREL_LONG_TESTS=1: " << m.fp16_not_run;
+    if (config.cpu_kernels == CpuKernels::Reference && !m.reference_kernels_not_run.empty())
+      GTEST_SKIP() << "reference kernels not run without KESTREL_LONG_TESTS=1: " << m.reference_kernels_not_run;
   }
   std::string dir = real_models::models_dir();
   std::string path = dir + "/" + m.file;
@@ -67,7 +71,7 @@ TEST_P(RealModelTest, AgreesWithOnnxRuntime) {
   auto inputs = m.inputs(dir);
 
   // ONNX Runtime first, so its side is checked even where Kestrel lacks an op.
-  const OrtResult& ref = reference(path, inputs);
+  const OrtResult& ref = reference(m.name, path, inputs);
   for (size_t i = 0; i < ref.outputs.size(); ++i)
     std::printf("  ONNX Runtime output %zu: %s %s\n", i, dtype_name(ref.outputs[i].dtype()),
                 shape_str(ref.outputs[i].shape()).c_str());

@@ -3,6 +3,7 @@
 // Comparisons are written so that NaN falls through to the NaN-producing side
 // (Relu(NaN) = NaN), as IEEE arithmetic and ONNX Runtime give.
 #include "ops/elementwise.h"
+#include "ops/logistic.h"
 
 namespace kestrel::ops {
 namespace {
@@ -26,6 +27,16 @@ T softplus(T x) {
 }
 
 void run_sigmoid(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.dtype() == DType::Float32) {  // ONNX Runtime's arithmetic (ops/logistic.h)
+    Tensor& y = ctx.output(0, DType::Float32, x.shape());
+    const float* in = x.data<float>();
+    float* out = y.data<float>();
+    const int64_t n = x.numel(), block = 1 << 14;
+    parallel_for(ctx, (n + block - 1) / block, 1,
+                 [&](int64_t b) { logistic(in + b * block, out + b * block, std::min(block, n - b * block)); });
+    return;
+  }
   float_act(ctx, [](auto x) { return sigmoid(x); });
 }
 

@@ -4,7 +4,8 @@
 // indices with weights (1 for nearest, 2 for linear, 4 for cubic, more when
 // antialiasing widens the filter). The generic path applies these 1-D maps
 // one axis at a time; nearest (any rank, any dtype) and bilinear over the two
-// trailing axes of a 4-D tensor run in a single direct pass.
+// trailing axes of a 2-D or 4-D tensor run in a single direct pass, the latter
+// in ONNX Runtime's order of operations (resize_kernels.inc).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -82,37 +83,28 @@ void gather_nearest(const KernelContext& ctx, const Tensor& x, Tensor& y, const 
   });
 }
 
-// Bilinear over the two trailing axes of [N, C, H, W], one plane per task:
-// each input row is interpolated horizontally once into a scratch plane, then
-// every output row blends two of those rows (a loop the compiler vectorizes).
-// When upsampling, each input row feeds several output rows, so this does a
-// fraction of the gathers of interpolating per output element.
-void bilinear_nchw(const KernelContext& ctx, const Tensor& x, Tensor& y, const ResizeAxisMap& mh,
-                   const ResizeAxisMap& mw) {
-  int64_t planes = x.dim(0) * x.dim(1), ih = x.dim(2), iw = x.dim(3), oh = y.dim(2), ow = y.dim(3);
+// Bilinear over the two trailing axes of [..., H, W] (ONNX Runtime's 2-D and
+// 4-D case), one plane per task, computed as ONNX Runtime computes it
+// (bilinear_row) so the two agree bit for bit.
+void bilinear_planes(const KernelContext& ctx, const Tensor& x, Tensor& y, const ResizeAxisMap& mh,
+                     const ResizeAxisMap& mw) {
+  const int rank = x.rank();
+  const int64_t ih = x.dim(rank - 2), iw = x.dim(rank - 1), oh = y.dim(rank - 2), ow = y.dim(rank - 1);
+  const int64_t planes = ih * iw != 0 ? x.numel() / (ih * iw) : 0;
   const float* src = x.data<float>();
   float* dst = y.data<float>();
   const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
   parallel_for(ctx, planes, 1, [&](int64_t pl) {
-    static thread_local std::vector<float> rows;
-    rows.resize(size_t(ih * ow));
-    for (int64_t r = 0; r < ih; ++r) {
-      const float* s = src + (pl * ih + r) * iw;
-      float* t = rows.data() + r * ow;
-      if (avx2)
-        avx2_isa::interp_row(s, mw.idx.data(), mw.w.data(), ow, t);
-      else
-        baseline_isa::interp_row(s, mw.idx.data(), mw.w.data(), ow, t);
-    }
+    const float* s = src + pl * ih * iw;
     for (int64_t oy = 0; oy < oh; ++oy) {
-      const float* r0 = rows.data() + mh.idx[size_t(2 * oy)] * ow;
-      const float* r1 = rows.data() + mh.idx[size_t(2 * oy + 1)] * ow;
-      float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
+      const float* r0 = s + mh.idx[size_t(2 * oy)] * iw;
+      const float* r1 = s + mh.idx[size_t(2 * oy + 1)] * iw;
+      const float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
       float* d = dst + (pl * oh + oy) * ow;
       if (avx2)
-        avx2_isa::blend_two(r0, r1, wy0, wy1, ow, d);
+        avx2_isa::bilinear_row(r0, r1, wy0, wy1, mw.idx.data(), mw.w.data(), ow, d);
       else
-        baseline_isa::blend_two(r0, r1, wy0, wy1, ow, d);
+        baseline_isa::bilinear_row(r0, r1, wy0, wy1, mw.idx.data(), mw.w.data(), ow, d);
     }
   });
 }
@@ -139,10 +131,10 @@ void resize(KernelContext& ctx, const ResizeParams& p, const Tensor& x, const Sh
   if (x.dtype() != DType::Float32)
     ctx.fail("mode ", p.mode == ResizeMode::Nearest ? "nearest with extrapolation" : "linear/cubic",
              " needs float input, got ", dtype_name(x.dtype()));
-  // The one-pass path pays off when rows are reused (not when shrinking a lot).
-  if (rank == 4 && p.mode == ResizeMode::Linear && !any_extrap && maps[0].identity() && maps[1].identity() &&
-      maps[2].taps == 2 && maps[3].taps == 2 && x.dim(2) <= 2 * y.dim(2))
-    return bilinear_nchw(ctx, x, y, maps[2], maps[3]);
+  // ONNX Runtime's bilinear cases: rank 2, or rank 4 resized over its last two axes.
+  if ((rank == 2 || (rank == 4 && maps[0].identity() && maps[1].identity())) && p.mode == ResizeMode::Linear &&
+      !p.antialias && !any_extrap)
+    return bilinear_planes(ctx, x, y, maps[size_t(rank - 2)], maps[size_t(rank - 1)]);
   // Generic: one pass per axis that changes anything, ping-ponging buffers.
   Tensor cur = x;
   Shape shape = x.shape();

@@ -1,5 +1,6 @@
 // Resize's shared rules: attribute parsing, output shape, and the sampling
-// formulas of ONNX's reference, in double precision.
+// formulas: ONNX's reference in double precision for nearest, cubic and
+// antialiased resizing; ONNX Runtime's float arithmetic for linear.
 #include "ops/resize_util.h"
 
 #include <algorithm>
@@ -50,6 +51,57 @@ double filter(const ResizeParams& p, double d) {
   if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
   if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
   return 0;
+}
+
+// The same formulas as ONNX Runtime evaluates them for linear resizing: in
+// float, one operation at a time (its kernels are compiled without fused
+// multiply-adds). A coordinate one ulp apart moves a weight by an ulp, and
+// in a dynamically quantized model (IS-Net small) that ulp can cross a
+// rounding boundary of the next DynamicQuantizeLinear and grow through every
+// later convolution: matching ONNX Runtime needs its arithmetic, not just
+// the exact formula. ORT keeps the coordinate of an axis at scale 1 as is.
+float source_coord_f32(const ResizeParams& p, float x, float scale, int64_t in_len, int64_t out_len, float start,
+                       float end) {
+  const std::string& m = p.ctm;
+  const float in = float(in_len), out = float(out_len);
+  if (m == "tf_crop_and_resize")
+    return out > 1 ? start * (in - 1) + (x * (end - start) * (in - 1)) / (out - 1) : 0.5f * (start + end) * (in - 1);
+  if (scale == 1) return x;
+  if (m == "asymmetric") return x / scale;
+  if (m == "align_corners") {
+    // The resized length as ONNX defines it, in * scale before flooring
+    // (ONNX Runtime takes the floored output length: the two differ only
+    // where in * scale is not whole, and there Kestrel keeps to ONNX).
+    const float len = float(double(in_len) * double(scale));
+    return len == 1 ? 0 : x * (in - 1) / (len - 1);
+  }
+  if (m == "pytorch_half_pixel") return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+  if (m == "tf_half_pixel_for_nn") return (x + 0.5f) / scale;
+  if (m == "half_pixel_symmetric") {
+    const float adjust = out / (scale * in), center = in / 2;
+    return center * (1 - adjust) + (x + 0.5f) / scale - 0.5f;
+  }
+  return (x + 0.5f) / scale - 0.5f;  // half_pixel
+}
+
+// Linear taps as ONNX Runtime forms them: the coordinate clamped into the
+// axis, its two neighbours, and weights |x - x2| and |x - x1| (not 1 - d);
+// where both neighbours are the last index, 0.5 each.
+void linear_taps_f32(const ResizeParams& p, ResizeAxisMap& m, int64_t o, double scale, double start, double end) {
+  const float fx = source_coord_f32(p, float(o), float(scale), m.in, m.out, float(start), float(end));
+  if (p.ctm == "tf_crop_and_resize" && (fx < 0 || fx > float(m.in - 1))) {
+    m.extrap[size_t(o)] = 1;
+    m.any_extrap = true;
+    return;
+  }
+  const float x = std::max(0.0f, std::min(fx, float(m.in - 1)));
+  const int64_t x1 = std::min(int64_t(x), m.in - 1), x2 = std::min(x1 + 1, m.in - 1);
+  int64_t* idx = &m.idx[size_t(o * 2)];
+  float* w = &m.w[size_t(o * 2)];
+  idx[0] = x1;
+  idx[1] = x2;
+  w[0] = x1 == x2 ? 0.5f : std::fabs(x - float(x2));
+  w[1] = x1 == x2 ? 0.5f : std::fabs(x - float(x1));
 }
 
 }  // namespace
@@ -159,11 +211,19 @@ ResizeTarget resize_target(const KernelContext& ctx, const Shape& in, const std:
 
 bool ResizeAxisMap::identity() const {
   if (in != out || any_extrap) return false;
-  for (int64_t o = 0; o < out; ++o)
+  // Output o copies input o when its taps on o weigh 1 in all (a linear
+  // map's last index has two taps of 0.5 on it) and every other tap 0.
+  for (int64_t o = 0; o < out; ++o) {
+    float on_o = 0;
     for (int k = 0; k < taps; ++k) {
       float wk = w[size_t(o * taps + k)];
-      if (wk != 0 && (wk != 1 || idx[size_t(o * taps + k)] != o)) return false;
+      if (idx[size_t(o * taps + k)] == o)
+        on_o += wk;
+      else if (wk != 0)
+        return false;
     }
+    if (on_o != 1) return false;
+  }
   return true;
 }
 
@@ -179,7 +239,12 @@ ResizeAxisMap resize_axis_map(const ResizeParams& p, int64_t in, int64_t out, do
   m.taps = p.mode == ResizeMode::Nearest ? 1 : s == 1.0 ? int(2 * radius) : int(std::ceil(2 * radius / s)) + 1;
   m.idx.assign(size_t(out * m.taps), 0);
   m.w.assign(size_t(out * m.taps), 0.0f);
+  const bool ort_linear = p.mode == ResizeMode::Linear && !p.antialias;
   for (int64_t o = 0; o < out; ++o) {
+    if (ort_linear) {
+      linear_taps_f32(p, m, o, scale, start, end);
+      continue;
+    }
     double x = source_coord(p, double(o), scale, in, out, start, end);
     int64_t* idx = &m.idx[size_t(o * m.taps)];
     float* w = &m.w[size_t(o * m.taps)];

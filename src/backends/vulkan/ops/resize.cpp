@@ -1,6 +1,6 @@
 // Resize (opsets 10+; shaders/resize.comp). The per-axis source indices and
 // weights are computed on the host by the CPU reference's own maps
-// (src/ops/resize_util.h), in double precision, and uploaded as tables: nearest
+// (src/ops/resize_util.h) and uploaded as tables: nearest
 // runs over any axes and dtypes; linear over the last two axes (bilinear, or
 // 1-D linear) of float tensors. Cubic, antialiasing, tf_crop_and_resize and
 // linear over leading axes are left to the CPU.
