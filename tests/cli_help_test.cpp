@@ -29,6 +29,9 @@ TEST(CliHelp, EachCommandPrintsItsOwnUsage) {
        {"--input", "--inputs", "--backend", "--precision", "--threads", "--dim", "--shape", "--seed", "--tol", "--min-cosine", "--runs"}},
       {"inspect -h", "inspect", {"--json", "--nodes", "--backend", "--precision", "--run", "--input", "--inputs", "--dim", "--shape"}},
       {"remove-bg --help", "remove-bg", {"--backend", "--precision", "--threads"}},
+      {"quantize --help", "quantize",
+       {"--calib", "--out", "--method", "--percentile", "--per-channel", "--per-tensor", "--limit", "--check",
+        "--min-cosine", "--size", "--scale", "--mean", "--std", "--bgr", "--layout", "--threads"}},
   };
   for (const HelpCase& c : cases) {
     test::CliResult r = test::run_kestrel(c.args + " 2>&1");

@@ -55,5 +55,6 @@ int cmd_probe(int argc, char** argv);
 int cmd_remove_bg(int argc, char** argv);
 int cmd_detect(int argc, char** argv);
 int cmd_ocr(int argc, char** argv);
+int cmd_quantize(int argc, char** argv);
 
 }  // namespace kestrel::cli

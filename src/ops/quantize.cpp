@@ -74,6 +74,27 @@ void check_zero_point(const KernelContext& ctx, const Tensor& scale, const Tenso
     ctx.fail("zero point shape ", shape_str(zp.shape()), " differs from scale shape ", shape_str(scale.shape()));
 }
 
+// The per-tensor float32 case, the one a QDQ model's activations take: a
+// loop the compiler vectorizes at every instruction-set level. Same bits as
+// the general path: x / scale in float, rounded half to even (adding and
+// subtracting 1.5 * 2^23 rounds in the default mode once |v| < 2^22, and
+// larger values saturate anyway), plus the zero point, clamped.
+template <typename Q>
+void quantize_per_tensor(const KernelContext& ctx, const float* x, float scale, float zp, Q* out, int64_t n) {
+  constexpr float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  constexpr int64_t kBlock = 1 << 14;
+  parallel_for(ctx, (n + kBlock - 1) / kBlock, 1, [&](int64_t b) {
+    const int64_t end = std::min(n, (b + 1) * kBlock);
+    for (int64_t i = b * kBlock; i < end; ++i) {
+      float v = x[i] / scale;
+      v = v < -4194304.0f ? -4194304.0f : v > 4194304.0f ? 4194304.0f : v;  // NaN stays NaN
+      v = (v + kRound) - kRound + zp;
+      out[i] = Q(v < lo ? lo : v > hi ? hi : v == v ? v : 0.0f);
+    }
+  });
+}
+
 void run_quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
@@ -84,6 +105,17 @@ void run_quantize(KernelContext& ctx) {
     qt = ctx.input(2).dtype();
   } else if (int64_t od = ctx.node.attr_i("output_dtype", 0)) {
     qt = DType(od);
+  }
+  if (x.dtype() == DType::Float32 && scale.numel() == 1 && m.count == 1 && m.block == 0 &&
+      (qt == DType::UInt8 || qt == DType::Int8)) {
+    const float s = scale.to_f32()[0];
+    const float z = ctx.has_input(2) ? float(ctx.input(2).to_i64()[0]) : 0.0f;
+    Tensor& y = ctx.output(0, qt, x.shape());
+    if (qt == DType::UInt8)
+      quantize_per_tensor(ctx, x.data<float>(), s, z, y.data<uint8_t>(), x.numel());
+    else
+      quantize_per_tensor(ctx, x.data<float>(), s, z, y.data<int8_t>(), x.numel());
+    return;
   }
   std::vector<float> xs = x.to_f32(), sc = scale.to_f32();
   std::vector<int64_t> zp = ctx.has_input(2) ? ctx.input(2).to_i64() : std::vector<int64_t>(sc.size(), 0);
@@ -111,6 +143,22 @@ void run_dequantize(KernelContext& ctx) {
   std::vector<int64_t> zp = ctx.has_input(2) ? ctx.input(2).to_i64() : std::vector<int64_t>(sc.size(), 0);
   Tensor& y = ctx.output(0, DType::Float32, x.shape());
   float* out = y.data<float>();
+  if (sc.size() == 1 && m.count == 1 && m.block == 0 && (x.dtype() == DType::UInt8 || x.dtype() == DType::Int8)) {
+    // Per tensor from 8 bits (a QDQ model's activations), vectorized: q - zp
+    // is exact in float, so one float product rounds as the double one does.
+    const float s = sc[0], z = float(zp[0]);
+    constexpr int64_t kBlock = 1 << 14;
+    const int64_t n = x.numel();
+    dispatch_quant(ctx, x.dtype(), [&](auto* tag) {
+      using Q = std::remove_pointer_t<decltype(tag)>;
+      const Q* in = x.data<Q>();
+      parallel_for(ctx, (n + kBlock - 1) / kBlock, 1, [&](int64_t b) {
+        const int64_t end = std::min(n, (b + 1) * kBlock);
+        for (int64_t i = b * kBlock; i < end; ++i) out[i] = (float(in[i]) - z) * s;
+      });
+    });
+    return;
+  }
   dispatch_quant(ctx, x.dtype(), [&](auto* tag) {
     using Q = std::remove_pointer_t<decltype(tag)>;
     const Q* in = x.data<Q>();

@@ -1,0 +1,242 @@
+#include "quantize/qdq_graph.h"
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "onnx/loader.h"
+
+namespace kestrel::quantize {
+namespace {
+
+const onnx::TensorProto* initializer(const onnx::GraphProto& g, const std::string& name) {
+  for (const auto& t : g.initializer())
+    if (t.name() == name) return &t;
+  return nullptr;
+}
+
+int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t def) {
+  for (const auto& a : n.attribute())
+    if (a.name() == name) return a.i();
+  return def;
+}
+
+void write_tensor(onnx::TensorProto* p, const std::string& name, const Tensor& t) {
+  p->Clear();
+  p->set_name(name);
+  p->set_data_type(int32_t(t.dtype()));  // Kestrel's DType numbers are ONNX's
+  for (int64_t d : t.shape()) p->add_dims(d);
+  p->set_raw_data(t.raw(), t.nbytes());
+}
+
+Tensor floats(const Shape& shape, const std::vector<float>& v) { return Tensor::from_f32(shape, v); }
+
+template <typename T>
+Tensor bytes_of(DType dt, const Shape& shape, const std::vector<T>& v) {
+  Tensor t(dt, shape);
+  std::memcpy(t.raw(), v.data(), v.size() * sizeof(T));
+  return t;
+}
+
+// Names not yet in the model, from a stem.
+class Namer {
+ public:
+  explicit Namer(const onnx::GraphProto& g) {
+    for (const auto& i : g.input()) used_.insert(i.name());
+    for (const auto& t : g.initializer()) used_.insert(t.name());
+    for (const auto& n : g.node()) {
+      for (const auto& o : n.output()) used_.insert(o);
+      used_.insert(n.name());
+    }
+  }
+  std::string operator()(const std::string& stem) {
+    std::string s = stem;
+    for (int k = 1; used_.count(s); ++k) s = stem + "_" + std::to_string(k);
+    used_.insert(s);
+    return s;
+  }
+
+ private:
+  std::set<std::string> used_;
+};
+
+onnx::NodeProto make_node(const std::string& op, const std::string& name, std::vector<std::string> in,
+                          const std::string& out, int axis = -1) {
+  onnx::NodeProto n;
+  n.set_op_type(op);
+  n.set_name(name);
+  for (auto& i : in) n.add_input(i);
+  n.add_output(out);
+  if (axis >= 0) {
+    auto* a = n.add_attribute();
+    a->set_name("axis");
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(axis);
+  }
+  return n;
+}
+
+}  // namespace
+
+std::shared_ptr<onnx::ModelProto> read_model(const std::string& path) {
+  KESTREL_CHECK_AS(ErrorKind::NoSuchFile, std::filesystem::is_regular_file(path), "model file '", path,
+                   "' does not exist");
+  std::ifstream f(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  auto m = std::make_shared<onnx::ModelProto>();
+  KESTREL_CHECK_AS(ErrorKind::InvalidModel, bytes.size() < (size_t(1) << 31) && m->ParseFromString(bytes), "'",
+                   path, "' is not an ONNX model Kestrel can rewrite (not a protobuf ModelProto under 2 GiB)");
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  for (auto& t : *m->mutable_graph()->mutable_initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      const std::string name = t.name();
+      write_tensor(&t, name, onnx_io::tensor_from_proto(t, dir.empty() ? "." : dir));
+    }
+  return m;
+}
+
+int default_opset(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return int(o.version());
+  return 0;
+}
+
+Tensor weight_tensor(const onnx::ModelProto& m, const std::string& name) {
+  const onnx::TensorProto* t = initializer(m.graph(), name);
+  KESTREL_CHECK(t, "no initializer '", name, "'");
+  return onnx_io::tensor_from_proto(*t, "");
+}
+
+void convert_opset(onnx::ModelProto& m, int target) {
+  for (int v = default_opset(m); v < target; ++v) {
+    m.mutable_graph()->clear_value_info();
+    onnx::shape_inference::InferShapes(m);
+    m = onnx::version_conversion::ConvertVersion(m, v + 1);
+  }
+  m.mutable_graph()->clear_value_info();
+}
+
+std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std::string>* skipped) {
+  const onnx::GraphProto& g = m.graph();
+  std::vector<QuantTarget> out;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    const std::string& op = n.op_type();
+    if (!n.domain().empty() && n.domain() != "ai.onnx") continue;
+    if (op != "Conv" && op != "MatMul" && op != "Gemm") continue;
+    const std::string who = "node '" + onnx_io::node_name(n, i) + "' (" + op + ")";
+    const onnx::TensorProto* w = n.input_size() >= 2 ? initializer(g, n.input(1)) : nullptr;
+    if (!w) {
+      if (skipped) skipped->push_back(who + ": its second input is not a constant weight");
+      continue;
+    }
+    if (w->data_type() != onnx::TensorProto::FLOAT) {
+      if (skipped) skipped->push_back(who + ": its weight is not float32");
+      continue;
+    }
+    if (initializer(g, n.input(0))) {
+      if (skipped) skipped->push_back(who + ": its first input is a constant");
+      continue;
+    }
+    QuantTarget t{i, n.input(0), n.input(1), 0};
+    if (op == "MatMul") {
+      if (w->dims_size() < 2) {
+        if (skipped) skipped->push_back(who + ": a 1-D right side");
+        continue;
+      }
+      t.weight_axis = w->dims_size() - 1;
+    } else if (op == "Gemm") {
+      if (attr_int(n, "transA", 0) != 0) {
+        if (skipped) skipped->push_back(who + ": transA");
+        continue;
+      }
+      t.weight_axis = attr_int(n, "transB", 0) ? 0 : 1;
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::string>& names) {
+  onnx::ModelProto c = m;
+  std::set<std::string> present;
+  for (const auto& o : c.graph().output()) present.insert(o.name());
+  for (const std::string& n : names)
+    if (present.insert(n).second) c.mutable_graph()->add_output()->set_name(n);
+  return c.SerializeAsString();
+}
+
+std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
+                      const std::map<std::string, Range>& ranges, bool per_channel) {
+  onnx::ModelProto q = m;
+  onnx::GraphProto* g = q.mutable_graph();
+  Namer name(*g);
+  // Per node index: the nodes to place before it, and its inputs renamed.
+  std::map<int, std::vector<onnx::NodeProto>> before;
+  std::map<std::string, std::string> activation_dq;  // activation -> its dequantized name
+  std::vector<onnx::NodeProto> weight_nodes;
+  for (const QuantTarget& t : targets) {
+    onnx::NodeProto* node = g->mutable_node(t.node);
+    auto it = activation_dq.find(t.activation);
+    if (it == activation_dq.end()) {
+      const auto r = ranges.find(t.activation);
+      KESTREL_CHECK(r != ranges.end(), "no calibrated range for '", t.activation, "'");
+      const ActivationParams p = activation_params(r->second);
+      const std::string scale = name(t.activation + "_scale"), zp = name(t.activation + "_zero_point");
+      write_tensor(g->add_initializer(), scale, floats({}, {p.scale}));
+      write_tensor(g->add_initializer(), zp, bytes_of<uint8_t>(DType::UInt8, {}, {p.zero_point}));
+      const std::string qn = name(t.activation + "_quantized"), dqn = name(t.activation + "_dequantized");
+      auto& list = before[t.node];
+      list.push_back(make_node("QuantizeLinear", name(t.activation + "_QuantizeLinear"), {t.activation, scale, zp}, qn));
+      list.push_back(make_node("DequantizeLinear", name(t.activation + "_DequantizeLinear"), {qn, scale, zp}, dqn));
+      it = activation_dq.emplace(t.activation, dqn).first;
+    }
+    node->set_input(0, it->second);
+
+    const onnx::TensorProto* wp = initializer(*g, t.weight);
+    const Tensor w = onnx_io::tensor_from_proto(*wp, "");
+    const QuantizedWeight qw = quantize_weight(w, per_channel ? t.weight_axis : -1);
+    const std::string wq = name(t.weight + "_quantized"), ws = name(t.weight + "_scale"),
+                      wz = name(t.weight + "_zero_point"), wdq = name(t.weight + "_dequantized");
+    const Shape sshape = per_channel ? Shape{int64_t(qw.scales.size())} : Shape{};
+    write_tensor(g->add_initializer(), wq, qw.q);
+    write_tensor(g->add_initializer(), ws, floats(sshape, qw.scales));
+    write_tensor(g->add_initializer(), wz,
+                 bytes_of<int8_t>(DType::Int8, sshape, std::vector<int8_t>(qw.scales.size(), 0)));
+    weight_nodes.push_back(
+        make_node("DequantizeLinear", name(t.weight + "_DequantizeLinear"), {wq, ws, wz}, wdq, qw.axis));
+    node->set_input(1, wdq);
+  }
+  // The float weights that no node reads any more go.
+  std::set<std::string> read;
+  for (const auto& n : g->node())
+    for (const auto& i : n.input()) read.insert(i);
+  for (const auto& n : weight_nodes)
+    for (const auto& i : n.input()) read.insert(i);
+  for (const auto& o : g->output()) read.insert(o.name());
+  std::set<std::string> quantized;
+  for (const QuantTarget& t : targets) quantized.insert(t.weight);
+  auto* inits = g->mutable_initializer();
+  for (int i = inits->size() - 1; i >= 0; --i)
+    if (quantized.count(inits->Get(i).name()) && !read.count(inits->Get(i).name())) inits->DeleteSubrange(i, 1);
+  // Topological order: weights' DequantizeLinear first, each activation's
+  // pair just before its first quantized reader (after its producer).
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto& n : weight_nodes) *nodes.Add() = n;
+  for (int i = 0; i < g->node_size(); ++i) {
+    for (auto& n : before[i]) *nodes.Add() = n;
+    *nodes.Add() = g->node(i);
+  }
+  g->mutable_node()->Swap(&nodes);
+  const std::string bytes = q.SerializeAsString();
+  KESTREL_CHECK(bytes.size() < (size_t(1) << 31), "the quantized model is over 2 GiB, which one ONNX file cannot hold");
+  return bytes;
+}
+
+}  // namespace kestrel::quantize

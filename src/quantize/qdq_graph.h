@@ -1,0 +1,58 @@
+// The ONNX side of static quantization: which tensors of a model are
+// quantized, the model with those tensors as extra outputs (to calibrate
+// them), and the model rewritten in ONNX's QDQ form: QuantizeLinear then
+// DequantizeLinear on each quantized activation, DequantizeLinear on each
+// int8 weight, as ONNX Runtime's quantize_static writes it, so ONNX Runtime
+// and Kestrel both run the result.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "quantize/quant_params.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace kestrel::quantize {
+
+// One node whose float inputs become quantized: Conv (weight per output
+// channel, axis 0), MatMul with a constant right side (per column, its last
+// axis) and Gemm with a constant B (per output column).
+struct QuantTarget {
+  int node = 0;             // index in the main graph
+  std::string activation;   // input 0
+  std::string weight;       // the initializer
+  int weight_axis = 0;      // the output-channel axis of the weight
+};
+
+// The model read with its external data inlined (the rewritten model is one
+// file). Fails naming the file or the reason.
+std::shared_ptr<onnx::ModelProto> read_model(const std::string& path);
+int default_opset(const onnx::ModelProto& m);
+
+// Converts the model to `target` (above its opset) with ONNX's version
+// converter, one opset at a time with shapes inferred before each step (the
+// converter's Softmax and Reshape adapters need them). Throws what failed.
+void convert_opset(onnx::ModelProto& m, int target);
+
+// An initializer of the model as a tensor.
+Tensor weight_tensor(const onnx::ModelProto& m, const std::string& name);
+
+// The nodes quantized, in graph order; `skipped` gets "node 'x' (MatMul): its
+// right side is not a constant" for nodes of those ops left in float.
+std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std::string>* skipped);
+
+// The model's bytes with `names` added as graph outputs (those already
+// outputs are left as they are).
+std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::string>& names);
+
+// The QDQ model's bytes: each target's activation quantized to uint8 with
+// its range from `ranges`, and its weight to int8 per channel (or per tensor
+// when per_channel is false).
+std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
+                      const std::map<std::string, Range>& ranges, bool per_channel);
+
+}  // namespace kestrel::quantize

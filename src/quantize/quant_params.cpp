@@ -1,0 +1,57 @@
+#include "quantize/quant_params.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace kestrel::quantize {
+
+ActivationParams activation_params(Range r) {
+  const float lo = std::min(r.lo, 0.0f), hi = std::max(r.hi, 0.0f);
+  ActivationParams p;
+  if (!(hi > lo)) return p;  // all zeros (or NaN): any scale represents them
+  p.scale = (hi - lo) / 255.0f;
+  const float zp = std::nearbyint(-lo / p.scale);
+  p.zero_point = uint8_t(std::clamp(zp, 0.0f, 255.0f));
+  return p;
+}
+
+QuantizedWeight quantize_weight(const Tensor& w, int axis) {
+  KESTREL_CHECK(w.dtype() == DType::Float32, "only float32 weights are quantized, got ", dtype_name(w.dtype()));
+  KESTREL_CHECK(axis < w.rank(), "channel axis ", axis, " of a rank-", w.rank(), " weight");
+  QuantizedWeight out;
+  out.axis = axis;
+  out.q = Tensor(DType::Int8, w.shape());
+  const int64_t channels = axis < 0 ? 1 : w.dim(axis);
+  int64_t inner = 1;
+  for (int d = axis + 1; d < w.rank() && axis >= 0; ++d) inner *= w.dim(d);
+  if (axis < 0) inner = w.numel();
+  const float* src = w.data<float>();
+  int8_t* dst = out.q.data<int8_t>();
+  // Element i belongs to channel (i / inner) % channels.
+  std::vector<float> absmax(size_t(channels), 0.0f);
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const size_t c = size_t((i / inner) % channels);
+    absmax[c] = std::max(absmax[c], std::fabs(src[i]));
+  }
+  out.scales.resize(size_t(channels));
+  for (size_t c = 0; c < absmax.size(); ++c) out.scales[c] = absmax[c] > 0 ? absmax[c] / 127.0f : 1.0f;
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const float v = std::nearbyint(src[i] / out.scales[size_t((i / inner) % channels)]);
+    dst[i] = int8_t(std::clamp(v, -127.0f, 127.0f));
+  }
+  return out;
+}
+
+Range percentile_range(std::vector<float>& sample, double tail) {
+  if (sample.empty()) return {};
+  const size_t n = sample.size();
+  const size_t k_lo = size_t(std::floor(tail * double(n - 1))), k_hi = n - 1 - k_lo;
+  std::nth_element(sample.begin(), sample.begin() + ptrdiff_t(k_lo), sample.end());
+  const float lo = sample[k_lo];
+  std::nth_element(sample.begin(), sample.begin() + ptrdiff_t(k_hi), sample.end());
+  return {lo, sample[k_hi]};
+}
+
+}  // namespace kestrel::quantize

@@ -1,0 +1,38 @@
+// The arithmetic of static quantization, as ONNX Runtime's quantization tool
+// does it: activations to uint8 with a zero point (the range widened to hold
+// 0, so zero padding and ReLU's zeros are exact), weights to int8 symmetric
+// in [-127, 127] (zero point 0), per tensor or per output channel.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace kestrel::quantize {
+
+struct Range {
+  float lo = 0, hi = 0;
+};
+
+// uint8 scale and zero point for values in r: scale = (hi - lo) / 255 over
+// the range widened to hold 0; a range of only zeros gets scale 1.
+struct ActivationParams {
+  float scale = 1;
+  uint8_t zero_point = 0;
+};
+ActivationParams activation_params(Range r);
+
+// A weight quantized to int8: one scale per channel along `axis` (or one in
+// all when axis < 0), q = clamp(round_half_even(w / scale), -127, 127).
+struct QuantizedWeight {
+  Tensor q;                   // int8, w's shape
+  std::vector<float> scales;  // one per channel, or one
+  int axis = -1;
+};
+QuantizedWeight quantize_weight(const Tensor& w, int axis);
+
+// The range holding all but `tail` of the values at each end (0.0001: the
+// 99.99th percentile), from a sample of them; the sample is reordered.
+Range percentile_range(std::vector<float>& sample, double tail);
+
+}  // namespace kestrel::quantize

@@ -1,0 +1,173 @@
+"""kestrel quantize: static int8 QDQ models from calibration samples. The
+written model must load in ONNX Runtime, stay within the cosine the command
+reports of the float model there too, and run alike in Kestrel and ONNX
+Runtime; the QDQ structure is checked node by node on a small graph; bad
+calibration folders and flags get errors naming them."""
+import os
+import re
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from PIL import Image
+
+from conftest import ROOT, model_path
+
+KESTREL = os.path.join(ROOT, "build", "kestrel")
+PHOTOS = os.path.join(ROOT, "models", "photos")
+
+
+def quantize(model, calib, out, *flags, check=True):
+    run = subprocess.run([KESTREL, "quantize", model, "--calib", str(calib), "--out", str(out), "--threads", "2"] +
+                         list(flags), capture_output=True, text=True, check=False)
+    if check:
+        assert run.returncode == 0, run.stderr
+    return run
+
+
+def cosine(a, b):
+    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def ort_session(path):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.intra_op_num_threads = 2
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def reported_cosines(stdout):
+    return [float(c) for c in re.findall(r"cosine min ([0-9.]+)", stdout)]
+
+
+def blazeface_input(photo):
+    img = Image.open(os.path.join(PHOTOS, photo)).convert("RGB").resize((128, 128), Image.BILINEAR)
+    return (np.asarray(img, np.float32) / 127.5 - 1)[None]
+
+
+def test_a_real_detector_from_photos_runs_in_onnx_runtime_within_the_reported_cosine(tmp_path):
+    """BlazeFace (opset 12, NHWC) calibrated on darknet's photos: converted to opset 13, weights per channel."""
+    out = tmp_path / "blazeface_int8.onnx"
+    run = quantize(model_path("blazeface_front_128.onnx"), PHOTOS, out, "--layout", "nhwc", "--scale",
+                   str(1 / 127.5), "--mean", "1")
+    assert "int8 weights per channel" in run.stdout and "converted from opset 12 to 13" in run.stdout, run.stdout
+    cosines = reported_cosines(run.stdout)
+    assert len(cosines) == 4 and min(cosines) >= 0.99, run.stdout  # the default --min-cosine
+    q = onnx.load(str(out))
+    ops = [n.op_type for n in q.graph.node]
+    assert ops.count("QuantizeLinear") >= 1 and ops.count("DequantizeLinear") > ops.count("QuantizeLinear")
+    float_sess, q_sess = ort_session(model_path("blazeface_front_128.onnx")), ort_session(str(out))
+    import kestrel
+    k_sess = kestrel.InferenceSession(str(out))
+    name = q_sess.get_inputs()[0].name
+    for photo in ["person.jpg", "dog.jpg"]:  # calibration photos: the report covers them
+        x = blazeface_input(photo)
+        ref, got, ours = float_sess.run(None, {name: x}), q_sess.run(None, {name: x}), k_sess.run(None, {name: x})
+        for r, g, k in zip(ref, got, ours):
+            # ONNX Runtime on the quantized model keeps what Kestrel measured (0.99, less a margin for its
+            # integer kernels, which round the requantization differently from QDQ's float arithmetic).
+            assert cosine(g, r) >= 0.985, (photo, cosine(g, r))
+            # Kestrel and ONNX Runtime on the same quantized model: apart by rounding at some quantizers.
+            assert cosine(np.asarray(k), g) >= 0.995, (photo, cosine(np.asarray(k), g))
+
+
+def small_model(path, opset=13):
+    rng = np.random.default_rng(0)
+    w_conv = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w_conv")
+    w_mm = numpy_helper.from_array(rng.standard_normal((8 * 6 * 6, 10)).astype(np.float32), "w_mm")
+    w_gemm = numpy_helper.from_array(rng.standard_normal((4, 10)).astype(np.float32), "w_gemm")
+    shape = numpy_helper.from_array(np.array([1, -1], np.int64), "shape")
+    nodes = [helper.make_node("Conv", ["x", "w_conv"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Reshape", ["r", "shape"], ["f"]),
+             helper.make_node("MatMul", ["f", "w_mm"], ["m"]),
+             helper.make_node("Gemm", ["m", "w_gemm"], ["y"], transB=1)]
+    g = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+                          [w_conv, w_mm, w_gemm, shape])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), str(path))
+
+
+def test_npy_samples_give_one_qdq_pair_per_activation_and_per_channel_weights(tmp_path):
+    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_int8.onnx"
+    small_model(model)
+    calib.mkdir()
+    rng = np.random.default_rng(1)
+    samples = [rng.standard_normal((1, 3, 6, 6)).astype(np.float32) for _ in range(16)]
+    for i, s in enumerate(samples):
+        np.save(calib / f"{i:02d}.npy", s)
+    run = quantize(str(model), calib, out, "--min-cosine", "0")
+    assert "3 nodes quantized" in run.stdout, run.stdout
+    q = onnx.load(str(out))
+    inits = {i.name: numpy_helper.to_array(i) for i in q.graph.initializer}
+    dq = [n for n in q.graph.node if n.op_type == "DequantizeLinear"]
+    weights = {n.output[0]: n for n in dq if n.input[0] in inits and inits[n.input[0]].dtype == np.int8}
+    assert len(weights) == 3 and len([n for n in q.graph.node if n.op_type == "QuantizeLinear"]) == 3
+    axes = sorted(helper.get_attribute_value(n.attribute[0]) for n in weights.values())
+    assert axes == [0, 0, 1], axes  # Conv's output channels, Gemm's transB rows, MatMul's columns
+    for n in weights.values():
+        qw, scale = inits[n.input[0]], inits[n.input[1]]
+        assert qw.min() >= -127 and np.abs(qw).max() == 127  # symmetric, each channel's largest weight at 127
+        assert scale.ndim == 1 and np.all(scale > 0)
+    # The float weights are gone: each weight is stored once, in int8.
+    assert "w_conv" not in inits and "w_mm" not in inits and "w_gemm" not in inits
+    # Activations: uint8 with the range widened to hold 0; the input's range covers every sample.
+    x_scale = inits["x_scale"].item()
+    lo, hi = min(s.min() for s in samples), max(s.max() for s in samples)
+    assert abs(x_scale - (hi - lo) / 255) <= 1e-6 * x_scale
+    assert inits["x_zero_point"].dtype == np.uint8
+    f, g = ort_session(str(model)), ort_session(str(out))
+    for s in samples[:4]:
+        assert cosine(g.run(None, {"x": s})[0], f.run(None, {"x": s})[0]) >= 0.99
+
+
+def test_an_older_opset_is_converted_and_npz_samples_are_read_by_name(tmp_path):
+    model, calib, out = tmp_path / "small11.onnx", tmp_path / "calib", tmp_path / "small11_int8.onnx"
+    small_model(model, opset=11)
+    calib.mkdir()
+    rng = np.random.default_rng(2)
+    for i in range(4):
+        np.savez(calib / f"{i}.npz", x=rng.standard_normal((1, 3, 6, 6)).astype(np.float32))
+    run = quantize(str(model), calib, out, "--per-tensor")
+    assert "int8 weights per tensor" in run.stdout and "from opset 11 to 13" not in run.stdout, run.stdout
+    ort_session(str(out))  # loads
+    run = quantize(str(model), calib, out)
+    assert "converted from opset 11 to 13" in run.stdout and "per channel" in run.stdout, run.stdout
+    assert onnx.load(str(out)).opset_import[0].version == 13
+
+
+@pytest.mark.parametrize("case", ["empty", "mixed", "method", "per_both", "no_out", "npy_for_two_inputs", "percentile"])
+def test_bad_calibration_gets_an_error_naming_it(tmp_path, case):
+    model, calib = tmp_path / "small.onnx", tmp_path / "calib"
+    small_model(model)
+    calib.mkdir()
+    np.save(calib / "0.npy", np.zeros((1, 3, 6, 6), np.float32))
+    args, expect = [KESTREL, "quantize", str(model), "--calib", str(calib), "--out", str(tmp_path / "q.onnx")], None
+    if case == "empty":
+        os.remove(calib / "0.npy")
+        expect = "holds no .npz, .npy"
+    elif case == "mixed":
+        Image.new("RGB", (6, 6)).save(calib / "a.png")
+        expect = "mixes arrays"
+    elif case == "method":
+        args += ["--method", "entropy"]
+        expect = "unknown calibration method 'entropy'"
+    elif case == "per_both":
+        args += ["--per-channel", "--per-tensor"]
+        expect = "exclude each other"
+    elif case == "no_out":
+        args = args[:-2]
+        expect = "--out FILE.onnx"
+    elif case == "npy_for_two_inputs":
+        args[2] = model_path("silero_vad.onnx")
+        expect = "has 3 inputs: give each sample as an .npz"
+    elif case == "percentile":
+        args += ["--method", "percentile", "--percentile", "30"]
+        expect = "percentile must lie in (50, 100]"
+    run = subprocess.run(args, capture_output=True, text=True)
+    assert run.returncode != 0 and expect in run.stderr, (run.returncode, run.stderr)
+    assert not os.path.exists(tmp_path / "q.onnx")
