@@ -50,7 +50,7 @@ const Command kCommands[] = {
      "      CTC recognition over --dict, default ppocr_keys_v1.txt beside REC; --json: one object per photo and line, its\n"
      "      lines as {text, score, box: four [x, y] corners}; --limit-side: the detector's longest side, default 960)\n"},
     {"quantize", cli::cmd_quantize,
-     "quantize MODEL --calib DIR --out Q.onnx [--method minmax|percentile] [--percentile P] [--per-channel|--per-tensor]\n"
+     "quantize MODEL --calib DIR --out Q.onnx [--method minmax|percentile|entropy] [--percentile P] [--per-channel|--per-tensor]\n"
      "      [--limit N] [--check N] [--min-cosine C] [--size WxH] [--scale S] [--mean M[,M,M]] [--std S[,S,S]] [--bgr] [--layout nchw|nhwc]\n"
      "      [--threads N]  (static int8: DIR holds .npz samples keyed by input name, .npy for a one-input model, or photos,\n"
      "      resized to the input's size (or --size) as (pixel * scale - mean) / std, scale 1/255, RGB unless --bgr; writes\n"

@@ -54,4 +54,54 @@ Range percentile_range(std::vector<float>& sample, double tail) {
   return {lo, sample[k_hi]};
 }
 
+namespace {
+
+// KL(p || q) over the bins where p has mass; where q has none (the last bin
+// holding only the folded tail) it counts as 1e-10 of q's mass.
+double kl_divergence(const std::vector<double>& p, const std::vector<double>& q) {
+  double sp = 0, sq = 0;
+  for (size_t i = 0; i < p.size(); ++i) sp += p[i], sq += q[i];
+  if (!(sq > 0)) return INFINITY;
+  double d = 0;
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] > 0) d += (p[i] / sp) * std::log((p[i] / sp) / std::max(q[i] / sq, 1e-10));
+  return d;
+}
+
+}  // namespace
+
+Range entropy_range(const std::vector<float>& sample, Range minmax) {
+  constexpr int kBins = 2048;
+  float amax = std::max(std::fabs(minmax.lo), std::fabs(minmax.hi));
+  if (sample.empty() || !(amax > 0)) return minmax;
+  const int levels = minmax.lo >= 0 ? 256 : 128;
+  std::vector<double> hist(kBins, 0.0);
+  const double width = double(amax) / kBins;
+  for (float v : sample) hist[size_t(std::min(kBins - 1, int(std::fabs(v) / width)))] += 1;
+  int best_i = kBins;
+  double best = INFINITY;
+  std::vector<double> p, q;
+  for (int i = levels; i <= kBins; ++i) {
+    // p: the first i bins, the rest folded into the last.
+    p.assign(hist.begin(), hist.begin() + i);
+    for (int j = i; j < kBins; ++j) p[size_t(i - 1)] += hist[size_t(j)];
+    // q: the first i bins as `levels` quantized bins would hold them (without
+    // the folded tail, which is what clipping loses): each group's mass
+    // spread evenly over its non-empty bins.
+    q.assign(size_t(i), 0.0);
+    for (int g = 0; g < levels; ++g) {
+      const int a = int(int64_t(g) * i / levels), b = int(int64_t(g + 1) * i / levels);
+      double mass = 0;
+      int nonzero = 0;
+      for (int j = a; j < b; ++j) mass += hist[size_t(j)], nonzero += hist[size_t(j)] > 0;
+      for (int j = a; j < b; ++j)
+        if (hist[size_t(j)] > 0) q[size_t(j)] = mass / nonzero;
+    }
+    const double d = kl_divergence(p, q);
+    if (d < best) best = d, best_i = i;
+  }
+  const float t = float((best_i + 0.5) * width);
+  return {std::max(minmax.lo, -t), std::min(minmax.hi, t)};
+}
+
 }  // namespace kestrel::quantize

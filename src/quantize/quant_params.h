@@ -35,4 +35,13 @@ QuantizedWeight quantize_weight(const Tensor& w, int axis);
 // 99.99th percentile), from a sample of them; the sample is reordered.
 Range percentile_range(std::vector<float>& sample, double tail);
 
+// The range that keeps the most information once quantized (TensorRT's
+// entropy calibration): a histogram of |x| in 2048 bins; each candidate
+// threshold t folds the values beyond it into its last bin, and the one whose
+// histogram loses least to rounding into `levels` bins (KL divergence) wins.
+// levels: 256 for a tensor with no negative values (all of uint8 holds
+// [0, t]), else 128 (half of it holds [0, t]). The result is [-t, t] cut to
+// the values' own [min, max].
+Range entropy_range(const std::vector<float>& sample, Range minmax);
+
 }  // namespace kestrel::quantize

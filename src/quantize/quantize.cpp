@@ -16,9 +16,10 @@
 namespace kestrel::quantize {
 namespace {
 
-// How many values of each tensor a percentile keeps in all (a strided sample
-// of every run): enough for a 99.999th percentile to mean something, small
-// enough for a hundred tensors over a hundred samples.
+// How many values of each tensor percentile and entropy calibration keep in
+// all (a strided sample of every run): enough for a 99.999th percentile or a
+// 2048-bin histogram to mean something, small enough for a hundred tensors
+// over a hundred samples.
 constexpr size_t kPercentileSample = size_t(1) << 20;
 
 struct Stats {
@@ -83,10 +84,18 @@ std::vector<double> rounding_errors(const Session& probe, const std::map<std::st
 Method parse_method(const std::string& name) {
   if (name == "minmax") return Method::MinMax;
   if (name == "percentile") return Method::Percentile;
-  throw Error("unknown calibration method '" + name + "' (minmax or percentile)", ErrorKind::InvalidArgument);
+  if (name == "entropy") return Method::Entropy;
+  throw Error("unknown calibration method '" + name + "' (minmax, percentile or entropy)", ErrorKind::InvalidArgument);
 }
 
-const char* name_of(Method m) { return m == Method::MinMax ? "minmax" : "percentile"; }
+const char* name_of(Method m) {
+  switch (m) {
+    case Method::MinMax: return "minmax";
+    case Method::Percentile: return "percentile";
+    case Method::Entropy: return "entropy";
+  }
+  return "?";
+}
 
 Report quantize_model(const std::string& path, size_t samples, const SampleSource& sample, const Options& opt,
                       const Progress& progress) {
@@ -136,7 +145,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   std::map<std::string, size_t> out_index;
   for (size_t i = 0; i < probe->outputs().size(); ++i) out_index[probe->outputs()[i].name] = i;
   std::map<std::string, Stats> stats;
-  const size_t budget = opt.method == Method::Percentile ? std::max<size_t>(1024, kPercentileSample / samples) : 0;
+  const size_t budget = opt.method == Method::MinMax ? 0 : std::max<size_t>(1024, kPercentileSample / samples);
   for (size_t s = 0; s < samples; ++s) {
     const std::vector<Tensor> outs = probe->run(sample(s));
     for (const std::string& n : names) observe(stats[n], outs[out_index.at(n)], budget);
@@ -147,8 +156,9 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
     if (!st.is_float) continue;
     Range r = st.range;
     if (!(r.lo <= r.hi)) r = {0, 0};  // no finite value seen
-    if (opt.method == Method::Percentile && !st.sample.empty()) {
-      r = percentile_range(st.sample, (100.0 - opt.percentile) / 100.0);
+    if (opt.method != Method::MinMax && !st.sample.empty()) {
+      r = opt.method == Method::Percentile ? percentile_range(st.sample, (100.0 - opt.percentile) / 100.0)
+                                           : entropy_range(st.sample, r);
       st.sample.clear();
       st.sample.shrink_to_fit();
     }

@@ -17,8 +17,8 @@
 
 namespace kestrel::quantize {
 
-enum class Method { MinMax, Percentile };
-Method parse_method(const std::string& name);  // "minmax" or "percentile"
+enum class Method { MinMax, Percentile, Entropy };
+Method parse_method(const std::string& name);  // "minmax", "percentile" or "entropy"
 const char* name_of(Method m);
 
 struct Options {

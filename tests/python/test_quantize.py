@@ -92,14 +92,20 @@ def small_model(path, opset=13):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), str(path))
 
 
-def test_npy_samples_give_one_qdq_pair_per_activation_and_per_channel_weights(tmp_path):
-    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_int8.onnx"
+def small_model_with_samples(model, calib, count, seed):
+    """The small model and `count` Gaussian inputs saved as calib/NN.npy."""
     small_model(model)
     calib.mkdir()
-    rng = np.random.default_rng(1)
-    samples = [rng.standard_normal((1, 3, 6, 6)).astype(np.float32) for _ in range(16)]
-    for i, s in enumerate(samples):
-        np.save(calib / f"{i:02d}.npy", s)
+    rng = np.random.default_rng(seed)
+    samples = [rng.standard_normal((1, 3, 6, 6)).astype(np.float32) for _ in range(count)]
+    for i, x in enumerate(samples):
+        np.save(calib / f"{i:02d}.npy", x)
+    return samples
+
+
+def test_npy_samples_give_one_qdq_pair_per_activation_and_per_channel_weights(tmp_path):
+    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_int8.onnx"
+    samples = small_model_with_samples(model, calib, 16, seed=1)
     run = quantize(str(model), calib, out, "--min-cosine", "0")
     assert "3 nodes quantized" in run.stdout, run.stdout
     q = onnx.load(str(out))
@@ -140,6 +146,22 @@ def test_an_older_opset_is_converted_and_npz_samples_are_read_by_name(tmp_path):
     assert onnx.load(str(out)).opset_import[0].version == 13
 
 
+@pytest.mark.parametrize("method", ["percentile", "entropy"])
+def test_each_calibration_method_writes_a_model_onnx_runtime_runs(tmp_path, method):
+    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / f"small_{method}.onnx"
+    samples = small_model_with_samples(model, calib, 8, seed=3)
+    # 864 values in all: a 99th percentile, where 99.999 would keep them all.
+    run = quantize(str(model), calib, out, "--method", method, "--min-cosine", "0", "--percentile", "99")
+    assert f"{method} over 8 samples" in run.stdout, run.stdout
+    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(out)).graph.initializer}
+    # Both clip the input's rarest values: a narrower range than min/max's.
+    lo, hi = min(x.min() for x in samples), max(x.max() for x in samples)
+    assert inits["x_scale"].item() < (hi - lo) / 255
+    f, g = ort_session(str(model)), ort_session(str(out))
+    # Random weights and a clipped Gaussian input (entropy clips near 3 sigma): looser than a trained model.
+    assert cosine(g.run(None, {"x": samples[0]})[0], f.run(None, {"x": samples[0]})[0]) >= 0.95
+
+
 @pytest.mark.parametrize("case", ["empty", "mixed", "method", "per_both", "no_out", "npy_for_two_inputs", "percentile"])
 def test_bad_calibration_gets_an_error_naming_it(tmp_path, case):
     model, calib = tmp_path / "small.onnx", tmp_path / "calib"
@@ -154,8 +176,8 @@ def test_bad_calibration_gets_an_error_naming_it(tmp_path, case):
         Image.new("RGB", (6, 6)).save(calib / "a.png")
         expect = "mixes arrays"
     elif case == "method":
-        args += ["--method", "entropy"]
-        expect = "unknown calibration method 'entropy'"
+        args += ["--method", "kl"]
+        expect = "unknown calibration method 'kl'"
     elif case == "per_both":
         args += ["--per-channel", "--per-tensor"]
         expect = "exclude each other"
