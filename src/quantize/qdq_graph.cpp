@@ -93,6 +93,19 @@ std::shared_ptr<onnx::ModelProto> read_model(const std::string& path) {
   KESTREL_CHECK_AS(ErrorKind::InvalidModel, bytes.size() < (size_t(1) << 31) && m->ParseFromString(bytes), "'",
                    path, "' is not an ONNX model Kestrel can rewrite (not a protobuf ModelProto under 2 GiB)");
   const std::string dir = std::filesystem::path(path).parent_path().string();
+  // Exporters that store weights as Constant nodes (Paddle2ONNX) get them as
+  // initializers, the form the rewrite reads weights in.
+  onnx::GraphProto* g = m->mutable_graph();
+  for (int i = g->node_size() - 1; i >= 0; --i) {
+    const onnx::NodeProto& n = g->node(i);
+    if (n.op_type() != "Constant" || !(n.domain().empty() || n.domain() == "ai.onnx") || n.output_size() != 1 ||
+        n.attribute_size() != 1 || n.attribute(0).name() != "value")
+      continue;
+    onnx::TensorProto* t = g->add_initializer();
+    *t = n.attribute(0).t();
+    t->set_name(n.output(0));
+    g->mutable_node()->DeleteSubrange(i, 1);
+  }
   for (auto& t : *m->mutable_graph()->mutable_initializer())
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       const std::string name = t.name();
@@ -144,7 +157,7 @@ std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std
       if (skipped) skipped->push_back(who + ": its first input is a constant");
       continue;
     }
-    QuantTarget t{i, n.input(0), n.input(1), 0};
+    QuantTarget t{i, onnx_io::node_name(n, i), n.input(0), n.input(1), 0};
     if (op == "MatMul") {
       if (w->dims_size() < 2) {
         if (skipped) skipped->push_back(who + ": a 1-D right side");

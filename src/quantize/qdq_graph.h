@@ -23,13 +23,15 @@ namespace kestrel::quantize {
 // axis) and Gemm with a constant B (per output column).
 struct QuantTarget {
   int node = 0;             // index in the main graph
+  std::string name;         // the node's name (onnx_io::node_name)
   std::string activation;   // input 0
   std::string weight;       // the initializer
   int weight_axis = 0;      // the output-channel axis of the weight
 };
 
 // The model read with its external data inlined (the rewritten model is one
-// file). Fails naming the file or the reason.
+// file) and its Constant nodes' tensors as initializers (Paddle2ONNX stores
+// weights that way). Fails naming the file or the reason.
 std::shared_ptr<onnx::ModelProto> read_model(const std::string& path);
 int default_opset(const onnx::ModelProto& m);
 

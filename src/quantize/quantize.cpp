@@ -169,7 +169,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
     if (ranges.count(t.activation))
       kept.push_back(t);
     else
-      rep.skipped.push_back("node " + std::to_string(t.node) + ": its input '" + t.activation + "' is not float32");
+      rep.skipped.push_back("node '" + t.name + "': its input '" + t.activation + "' is not float32");
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !kept.empty(), "no quantizable node of '", path, "' has a float32 input");
   // What it cost: quantized models beside the original on the first samples.
   const auto original = Session::load_bytes(original_bytes.data(), original_bytes.size(), so);
@@ -259,9 +259,9 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
       for (size_t i = 0; i < hi; ++i) {
         const QuantTarget& t = kept[order[i]];
         char buf[160];
-        std::snprintf(buf, sizeof buf, "): left in float (rounding error %.3g of its RMS) to keep every output within cosine %g",
+        std::snprintf(buf, sizeof buf, "'): left in float (rounding error %.3g of its RMS) to keep every output within cosine %g",
                       error[order[i]], opt.min_cosine);
-        rep.skipped.push_back("node " + std::to_string(t.node) + " (reading '" + t.activation + buf);
+        rep.skipped.push_back("node '" + t.name + "' (reading '" + t.activation + buf);
       }
     } else {
       rep.notes.push_back("only the float model keeps every output within cosine " + std::to_string(opt.min_cosine) +

@@ -75,7 +75,7 @@ def test_a_real_detector_from_photos_runs_in_onnx_runtime_within_the_reported_co
             assert cosine(np.asarray(k), g) >= 0.995, (photo, cosine(np.asarray(k), g))
 
 
-def small_model(path, opset=13):
+def small_model(path, opset=13, constant_weights=False):
     rng = np.random.default_rng(0)
     w_conv = numpy_helper.from_array(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), "w_conv")
     w_mm = numpy_helper.from_array(rng.standard_normal((8 * 6 * 6, 10)).astype(np.float32), "w_mm")
@@ -86,9 +86,12 @@ def small_model(path, opset=13):
              helper.make_node("Reshape", ["r", "shape"], ["f"]),
              helper.make_node("MatMul", ["f", "w_mm"], ["m"]),
              helper.make_node("Gemm", ["m", "w_gemm"], ["y"], transB=1)]
+    weights = [w_conv, w_mm, w_gemm, shape]
+    if constant_weights:  # as Paddle2ONNX writes them
+        nodes = [helper.make_node("Constant", [], [w.name], value=w) for w in weights] + nodes
+        weights = []
     g = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
-                          [w_conv, w_mm, w_gemm, shape])
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], weights)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), str(path))
 
 
@@ -144,6 +147,17 @@ def test_an_older_opset_is_converted_and_npz_samples_are_read_by_name(tmp_path):
     run = quantize(str(model), calib, out)
     assert "converted from opset 11 to 13" in run.stdout and "per channel" in run.stdout, run.stdout
     assert onnx.load(str(out)).opset_import[0].version == 13
+
+
+def test_weights_in_constant_nodes_are_quantized_too(tmp_path):
+    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_int8.onnx"
+    small_model_with_samples(model, calib, 4, seed=4)
+    small_model(model, constant_weights=True)
+    run = quantize(str(model), calib, out, "--min-cosine", "0")
+    assert "3 nodes quantized" in run.stdout, run.stdout
+    q = onnx.load(str(out))
+    assert not [n for n in q.graph.node if n.op_type == "Constant"]
+    ort_session(str(out))
 
 
 @pytest.mark.parametrize("method", ["percentile", "entropy"])
