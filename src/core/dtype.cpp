@@ -1,6 +1,10 @@
 #include "core/dtype.h"
 
+#include <immintrin.h>
+
 #include <cmath>
+
+#include "core/cpu_isa.h"
 
 namespace kestrel {
 
@@ -104,6 +108,33 @@ uint16_t float_to_bf16(float f) {
   if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // keep NaN a NaN
   u += 0x7fff + ((u >> 16) & 1);
   return uint16_t(u >> 16);
+}
+
+namespace {
+// float16 <-> float32: the whole blocks of 8 with the CPU's F16C
+// instructions where it has them (every x86-64-v3 CPU; chosen at run time,
+// core/cpu_isa.h), returning how many they did; the rest one by one, rounding
+// to nearest even like them.
+__attribute__((target("avx,f16c"))) int64_t half_to_float_f16c(const uint16_t* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+  return i;
+}
+__attribute__((target("avx,f16c"))) int64_t float_to_half_f16c(const float* s, uint16_t* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return i;
+}
+}  // namespace
+
+void halves_to_floats(const uint16_t* s, float* d, int64_t n) {
+  for (int64_t i = cpu_isa() >= CpuIsa::Avx2 ? half_to_float_f16c(s, d, n) : 0; i < n; ++i) d[i] = half_to_float(s[i]);
+}
+void floats_to_halves(const float* s, uint16_t* d, int64_t n) {
+  for (int64_t i = cpu_isa() >= CpuIsa::Avx2 ? float_to_half_f16c(s, d, n) : 0; i < n; ++i) d[i] = float_to_half(s[i]);
 }
 
 }  // namespace kestrel

@@ -42,6 +42,9 @@ inline float bf16_to_float(uint16_t b) {
   return f;
 }
 uint16_t float_to_bf16(float f);
+// n of them at once (F16C where the CPU has it), as the ones above round.
+void halves_to_floats(const uint16_t* s, float* d, int64_t n);
+void floats_to_halves(const float* s, uint16_t* d, int64_t n);
 
 // Maps C++ types to DType for templates.
 template <typename T> struct DTypeOf;

@@ -1,9 +1,6 @@
 #include "core/tensor.h"
 
 #include "core/buffer_pool.h"
-#include "core/cpu_isa.h"
-
-#include <immintrin.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -116,31 +113,6 @@ double load_any(DType t, const uint8_t* p, int64_t i) {
 }
 }  // namespace
 
-namespace {
-// float16 <-> float32: the whole blocks of 8 with the CPU's F16C
-// instructions where it has them (every x86-64-v3 CPU; chosen at run time,
-// core/cpu_isa.h), returning how many they did; the rest one by one, rounding
-// to nearest even like them.
-__attribute__((target("avx,f16c"))) int64_t half_to_float_f16c(const uint16_t* s, float* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
-  return i;
-}
-__attribute__((target("avx,f16c"))) int64_t float_to_half_f16c(const float* s, uint16_t* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
-                     _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  return i;
-}
-void half_to_float_n(const uint16_t* s, float* d, int64_t n) {
-  for (int64_t i = cpu_isa() >= CpuIsa::Avx2 ? half_to_float_f16c(s, d, n) : 0; i < n; ++i) d[i] = half_to_float(s[i]);
-}
-void float_to_half_n(const float* s, uint16_t* d, int64_t n) {
-  for (int64_t i = cpu_isa() >= CpuIsa::Avx2 ? float_to_half_f16c(s, d, n) : 0; i < n; ++i) d[i] = float_to_half(s[i]);
-}
-}  // namespace
 
 Tensor Tensor::cast(DType to) const {
   if (to == dtype_) return clone();
@@ -157,11 +129,11 @@ void Tensor::cast_into(Tensor& out) const {
     return;
   }
   if (dtype_ == DType::Float16 && to == DType::Float32) {
-    half_to_float_n(data<uint16_t>(), out.data<float>(), numel());
+    halves_to_floats(data<uint16_t>(), out.data<float>(), numel());
     return;
   }
   if (dtype_ == DType::Float32 && to == DType::Float16) {
-    float_to_half_n(data<float>(), out.data<uint16_t>(), numel());
+    floats_to_halves(data<float>(), out.data<uint16_t>(), numel());
     return;
   }
   int64_t n = numel();

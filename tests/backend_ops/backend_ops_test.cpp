@@ -409,6 +409,8 @@ TEST(BackendOps, EveryOpOnTheProductsSaysSoAndHasAParityCase) {
 
 TEST(BackendOps, VulkanFp32MatchesCpu) { run_precision("fp32"); }
 TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
+// (In float16 runs on tensor cores the Conv cases run conv_coop.comp, which
+// shares the tensor-core GEMMs' tile body; elsewhere conv_gemm.comp.)
 // The GEMM comes in two tiles (scalar: gemm.comp, gemm_large.comp) and three
 // on tensor cores, float16 runs only (gemm_coop_tiny.comp, gemm_coop_small.comp,
 // gemm_coop.comp), of which a GEMM takes one: the ops that record it run

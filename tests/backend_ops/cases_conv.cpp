@@ -66,6 +66,9 @@ std::vector<OpCase> conv_cases() {
     attr_floats(n, "kestrel.activation_params", {0.2f, 0.5f});
   }));
   v.push_back(conv("single channel in, 1 out", {1, 1, 19, 23}, {1, 1, 3, 3}, true));
+  // K = 16 * 9, a multiple of 8 in each group: the tensor-core kernel's 16-byte weight loads.
+  v.push_back(conv("groups=2 K%8=0 [2,32,20,20]->48", {2, 32, 20, 20}, {48, 16, 3, 3}, true,
+                   [](onnx::NodeProto& n) { attr_i(n, "group", 2); attr_ints(n, "pads", {1, 1, 1, 1}); }));
   // 2.4e9 multiply-adds: past one dispatch's budget, so the pixel tiles split over two dispatches.
   v.push_back(conv("split dispatches [1,128,128,128]->128", {1, 128, 128, 128}, {128, 128, 3, 3}, true,
                    [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); }));

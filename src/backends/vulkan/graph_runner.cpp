@@ -260,7 +260,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     if (replayable && res->replay->matches(sig, plan, generation, withdrawals)) {
       if (!g_.nodes.empty()) opts.check_stop_before(g_.nodes.front());
       std::vector<Tensor> outs;
-      if (replay_run(*res, *res->replay, inputs, outs)) {
+      if (replay_run(*res, *res->replay, inputs, outs, opts.threads)) {
         backends::PlacementReport report = res->replay->report;
         report.replayed = true;
         report.record_ms = report.cpu_ms = 0;

@@ -7,11 +7,12 @@
 
 namespace kestrel::vulkan {
 
-bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs) {
+bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
+                int threads) {
   for (const Replay::Input& in : r.inputs)
     if (!storable(inputs[in.index]).empty()) return false;
   for (const Replay::Input& in : r.inputs) {
-    write_storage(inputs[in.index], in.half, in.staging->a.mapped());
+    write_storage(inputs[in.index], in.half, in.staging->a.mapped(), threads);
     res.host.host_wrote(in.staging->a);
   }
   res.rec.replay();
@@ -23,7 +24,7 @@ bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& i
     }
     const DeviceMemory& m = o.staging ? *o.staging : *o.tensor.memory;
     m.owner->host_will_read(m.a);
-    outs.push_back(read_storage(o.tensor, m.a.mapped() + (o.staging ? 0 : o.tensor.view_offset)));
+    outs.push_back(read_storage(o.tensor, m.a.mapped() + (o.staging ? 0 : o.tensor.view_offset), threads));
   }
   return true;
 }

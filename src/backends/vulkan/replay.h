@@ -78,7 +78,8 @@ struct ReplayCapture {
 // int32's range): the caller then runs the graph the usual way.
 struct RunResources;
 struct RunState;
-bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs);
+bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
+                int threads);
 
 
 // At the end of a run that captured (st.capture): when it stayed

@@ -60,7 +60,7 @@ GpuTensor RunState::upload(const Tensor& t, int v, bool half) {
     }
   }
   auto stg = device_memory(res.host, bytes);
-  write_storage(t, g.half, stg->a.mapped());
+  write_storage(t, g.half, stg->a.mapped(), opts.threads);
   res.host.host_wrote(stg->a);
   res.rec.copy(range_of(stg->a, 0, bytes, false), g.range(true));
   if (capture && v >= 0 && c.input_index(v) >= 0) capture->replay.inputs.push_back({size_t(c.input_index(v)), stg, g.half});
@@ -91,7 +91,7 @@ void RunState::to_host(const std::vector<int>& values) {
     const GpuTensor& t = *gpu[size_t(v)];
     if (stg) stg->owner->host_will_read(stg->a);
     else t.memory->owner->host_will_read(t.memory->a);
-    host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset);
+    host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset, opts.threads);
   }
 }
 

@@ -1,8 +1,37 @@
 #include "backends/vulkan/transfer.h"
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstring>
 
 namespace kestrel::vulkan {
+
+namespace {
+// f(begin, end) over [0, n) elements of `unit` bytes, on up to `threads`
+// threads when they are 8 MB or more. A run's inputs and outputs pass
+// through here on every run, and one thread converts or copies at a few
+// GB/s: SAM's 1024x1024 image is 12 MB of float32, whose conversion on
+// several threads took SAM's replayed run on the H200 from 16.1-16.2 to
+// 14.3-14.9 ms (BENCHMARKS.md). Smaller tensors stay on the calling thread:
+// OpenMP's workers spin after a region, and with every transfer split, M-LSD
+// (1.6 MB in) ran 0.4-0.5 ms slower a run on that host.
+template <class F> void in_blocks(int64_t n, int64_t unit, int threads, F&& f) {
+  constexpr int64_t kParallelBytes = int64_t(8) << 20, kBlockBytes = int64_t(1) << 20;
+  if (threads <= 1 || n * unit < kParallelBytes) {
+    f(int64_t(0), n);
+    return;
+  }
+  const int64_t block = kBlockBytes / unit, blocks = (n + block - 1) / block;
+  const int use = int(std::min<int64_t>(threads, blocks));
+#pragma omp parallel for num_threads(use) schedule(static)
+  for (int64_t b = 0; b < blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+}
+
+void copy_bytes(uint8_t* dst, const uint8_t* src, size_t bytes, int threads) {
+  in_blocks(int64_t(bytes), 1, threads, [&](int64_t b, int64_t e) { std::memcpy(dst + b, src + b, size_t(e - b)); });
+}
+}  // namespace
 
 bool device_dtype(DType t) {
   switch (t) {
@@ -33,16 +62,21 @@ size_t storage_bytes(const Tensor& t, bool half) {
   return (size_t(t.numel()) * (byte ? 1 : f && half ? 2 : 4) + 3) / 4 * 4;
 }
 
-void write_storage(const Tensor& t, bool half, uint8_t* dst) {
+void write_storage(const Tensor& t, bool half, uint8_t* dst, int threads) {
   switch (t.dtype()) {
     case DType::Float32:
     case DType::Float16: {
+      // Converted straight into the staging memory: no host tensor between.
       DType want = half ? DType::Float16 : DType::Float32;
-      if (t.dtype() == want) std::memcpy(dst, t.raw(), t.nbytes());
-      else {
-        Tensor c = t.cast(want);
-        std::memcpy(dst, c.raw(), c.nbytes());
-      }
+      if (t.dtype() == want) copy_bytes(dst, t.raw(), t.nbytes(), threads);
+      else if (half)
+        in_blocks(t.numel(), 4, threads, [&](int64_t b, int64_t e) {
+          floats_to_halves(t.data<float>() + b, reinterpret_cast<uint16_t*>(dst) + b, e - b);
+        });
+      else
+        in_blocks(t.numel(), 4, threads, [&](int64_t b, int64_t e) {
+          halves_to_floats(t.data<uint16_t>() + b, reinterpret_cast<float*>(dst) + b, e - b);
+        });
       return;
     }
     case DType::Int32: std::memcpy(dst, t.raw(), t.nbytes()); return;
@@ -67,12 +101,21 @@ void write_storage(const Tensor& t, bool half, uint8_t* dst) {
   }
 }
 
-Tensor read_storage(const GpuTensor& g, const uint8_t* src) {
+Tensor read_storage(const GpuTensor& g, const uint8_t* src, int threads) {
   if (g.is_float()) {
+    // Converted straight out of the staging memory into the result.
     DType stored = g.half ? DType::Float16 : DType::Float32;
-    Tensor t = Tensor::uninitialized(stored, g.shape);
-    std::memcpy(t.raw(), src, t.nbytes());
-    return stored == g.dtype ? t : t.cast(g.dtype);
+    Tensor t = Tensor::uninitialized(g.dtype, g.shape);
+    if (stored == g.dtype) copy_bytes(t.raw(), src, t.nbytes(), threads);
+    else if (g.half)
+      in_blocks(t.numel(), 4, threads, [&](int64_t b, int64_t e) {
+        halves_to_floats(reinterpret_cast<const uint16_t*>(src) + b, t.data<float>() + b, e - b);
+      });
+    else
+      in_blocks(t.numel(), 4, threads, [&](int64_t b, int64_t e) {
+        floats_to_halves(reinterpret_cast<const float*>(src) + b, t.data<uint16_t>() + b, e - b);
+      });
+    return t;
   }
   Tensor t = Tensor::uninitialized(g.dtype, g.shape);
   if (g.is_byte()) {

@@ -11,10 +11,12 @@ namespace kestrel::vulkan {
 std::string storable(const Tensor& t);
 // Bytes of `t` in device storage.
 size_t storage_bytes(const Tensor& t, bool half);
-// Writes `t` in device storage form to dst (storage_bytes(t, half) bytes).
-void write_storage(const Tensor& t, bool half, uint8_t* dst);
-// Reads a device tensor's bytes back as a host tensor of its ONNX dtype.
-Tensor read_storage(const GpuTensor& g, const uint8_t* src);
+// Writes `t` in device storage form to dst (storage_bytes(t, half) bytes);
+// large float tensors convert or copy on up to `threads` threads.
+void write_storage(const Tensor& t, bool half, uint8_t* dst, int threads = 1);
+// Reads a device tensor's bytes back as a host tensor of its ONNX dtype
+// (likewise on up to `threads` threads).
+Tensor read_storage(const GpuTensor& g, const uint8_t* src, int threads = 1);
 // Which dtypes a device tensor may have.
 bool device_dtype(DType t);
 

@@ -1,7 +1,8 @@
 // Conv (1-D and 2-D, float) and ConvInteger, as src/ops/conv.cpp has them.
 // Conv: depthwise convolutions run a direct kernel (shaders/conv_depthwise.comp),
-// everything else an implicit GEMM with shared-memory tiles
-// (shaders/conv_gemm.comp), split into bounded dispatches.
+// everything else an implicit GEMM with shared-memory tiles, on tensor cores
+// in float16 runs where the device has them (shaders/conv_coop.comp), else
+// on plain arithmetic (shaders/conv_gemm.comp); split into bounded dispatches.
 #include <algorithm>
 
 #include "backends/vulkan/ops/conv_common.h"
@@ -47,6 +48,14 @@ void record_conv(OpContext& ctx) {
 
   GemmPush p{win, int32_t(s.C), int32_t(s.Cg), int32_t(s.Mg), int32_t(s.Cg * s.g.kernel_size()),
              int32_t(s.group), 0, act.a, act.b};
+  if (ctx.half() && ctx.device().coop_matrix_fp16) {
+    // Float16 on tensor cores: 64x64 tiles; the weights' rows load 16 bytes
+    // at a time where each starts 16-byte aligned.
+    const bool w_vec = p.K % 8 == 0 && Wt.range(false).offset % 16 == 0;
+    dispatch_conv_tiles(ctx, s, 64, 64, "conv_coop", {s.kh, s.kw, int32_t(act.act), has_bias, w_vec},
+                        {In(X), In(Wt), In(bias), Out(Y)}, &p, sizeof p, &p.tile0);
+    return;
+  }
   record_conv_tiles(ctx, s, "conv_gemm", {int32_t(act.act), has_bias}, {In(X), In(Wt), In(bias), Out(Y)}, &p,
                     sizeof p, &p.tile0);
 }

@@ -47,30 +47,38 @@ inline ConvSetup conv_setup(const OpContext& ctx, const Shape& X, const Shape& W
 // far below the ~500 ms after which mobile drivers kill a dispatch.
 constexpr int64_t kConvMacsPerDispatch = int64_t(1) << 31;
 
-// Dispatches an implicit-GEMM convolution shader over its output tiles:
-// threads own TM channels x TN pixels (smaller tiles for few output channels
-// per group or few pixels, so small layers do not compute mostly padding).
-// `extra_spec` follows the body's TM, TN, KH, KW constants; *tile0 (inside
-// `push`) receives each dispatch's first pixel tile.
-inline void record_conv_tiles(OpContext& ctx, const ConvSetup& s, const std::string& shader,
-                              const std::vector<int32_t>& extra_spec, const std::vector<Binding>& bindings, void* push,
-                              uint32_t push_bytes, int32_t* tile0) {
+// Dispatches an implicit-GEMM convolution shader over its output tiles of
+// bm channels x bn pixels, in bounded dispatches: x counts pixel tiles (from
+// *tile0, inside `push`), y channel tiles, z (batch, group) pairs.
+inline void dispatch_conv_tiles(OpContext& ctx, const ConvSetup& s, int64_t bm, int64_t bn, const std::string& shader,
+                                const std::vector<int32_t>& spec, const std::vector<Binding>& bindings, void* push,
+                                uint32_t push_bytes, int32_t* tile0) {
   const int64_t P = s.g.out_size(), K = s.Cg * s.g.kernel_size();
-  const int tm = s.Mg > 32 ? 4 : s.Mg > 16 ? 2 : 1;
-  const int tn = P > 32 ? 4 : P > 16 ? 2 : 1;
-  const int64_t bm = 16 * tm, bn = 16 * tn;
   const int64_t m_tiles = (s.Mg + bm - 1) / bm, p_tiles = (P + bn - 1) / bn, zs = s.N * s.group;
   if (m_tiles > 65535 || zs > 65535) ctx.unsupported("convolution grid ", m_tiles, " x ", zs, " is past 65535");
   const int64_t macs_per_tile = bn * s.Mg * K * zs;
   const int64_t macs = int64_t(macs_per_dispatch(ctx.device(), uint64_t(kConvMacsPerDispatch)));
   const int64_t tiles_per = std::clamp<int64_t>(macs / std::max<int64_t>(macs_per_tile, 1), 1, 65535);
-  std::vector<int32_t> spec = {tm, tn, s.kh, s.kw};
-  spec.insert(spec.end(), extra_spec.begin(), extra_spec.end());
   for (int64_t t0 = 0; t0 < p_tiles; t0 += tiles_per) {
     *tile0 = int32_t(t0);
     ctx.dispatch(shader, spec, bindings, push, push_bytes, uint32_t(std::min(tiles_per, p_tiles - t0)),
                  uint32_t(m_tiles), uint32_t(zs));
   }
+}
+
+// The plain kernels (conv_gemm_body.glsl): threads own TM channels x TN
+// pixels (smaller tiles for few output channels per group or few pixels, so
+// small layers do not compute mostly padding). `extra_spec` follows the
+// body's TM, TN, KH, KW constants.
+inline void record_conv_tiles(OpContext& ctx, const ConvSetup& s, const std::string& shader,
+                              const std::vector<int32_t>& extra_spec, const std::vector<Binding>& bindings, void* push,
+                              uint32_t push_bytes, int32_t* tile0) {
+  const int64_t P = s.g.out_size();
+  const int tm = s.Mg > 32 ? 4 : s.Mg > 16 ? 2 : 1;
+  const int tn = P > 32 ? 4 : P > 16 ? 2 : 1;
+  std::vector<int32_t> spec = {tm, tn, s.kh, s.kw};
+  spec.insert(spec.end(), extra_spec.begin(), extra_spec.end());
+  dispatch_conv_tiles(ctx, s, 16 * tm, 16 * tn, shader, spec, bindings, push, push_bytes, tile0);
 }
 
 }  // namespace kestrel::vulkan

@@ -25,7 +25,8 @@
 // or half subgroup falls on distinct banks. Keys past the end or masked out
 // get their -inf once per tile (kbias), not once per query; the
 // relative-position terms are added by a pass in which the lanes run along
-// the keys, so their table reads are consecutive. HD is a multiple of 16
+// the keys, so their table reads are consecutive (or, where a key tile is a
+// whole key row, from registers: main()). HD is a multiple of 16
 // up to 64 (the host checks; shared memory: 47 KB at 64).
 #include "flash_attention_common.glsl"
 layout(local_size_x = 128) in;
@@ -115,6 +116,18 @@ void main() {
   [[unroll]] for (uint kk = 0; kk < HD / 16; ++kk)
     coopMatLoad(qf[kk], Ks, sg * 16 * KROW + kk * 2, KROW, gl_CooperativeMatrixLayoutRowMajor);
 
+  // Where key tiles are whole key rows (rel_cols == BC: SAM's global layers),
+  // a tile's height term is one value per query, and its width terms are the
+  // same in every tile: each lane keeps its row's 32 in registers and the
+  // pass along the keys below is left out (the same sums in the same order).
+  const bool rows_as_tiles = HAS_REL != 0 && pc.rel_cols == BC && pc.tokens % BC == 0;
+  vec4 wterm[BC / 8];
+  if (rows_as_tiles) {
+    uint wrow = rel_at[sg * 16 + r].y;
+    [[unroll]] for (uint g = 0; g < BC / 8; ++g)
+      [[unroll]] for (uint e = 0; e < 4; ++e) wterm[g][e] = LD(pw[wrow - (8 * g + h4 + e)]);
+  }
+
   // The context rows accumulate on the tensor cores against a reference
   // maximum m per row that moves only when a tile's maximum passes it by
   // more than RESCALE_AT (so probabilities stay <= e^RESCALE_AT, which
@@ -144,7 +157,7 @@ void main() {
       coopMatStore(sacc, Ss, (S0 + n * 16) / 4, SROW / 4, gl_CooperativeMatrixLayoutRowMajor);
     }
     subgroup_sync();
-    if (HAS_REL != 0) {
+    if (HAS_REL != 0 && !rows_as_tiles) {
       // Lanes along the keys: scale and add each query's relative-position terms.
       for (uint jj = lane; jj < BC; jj += 32) {
         uint j = min(k0 + jj, pc.tokens - 1);  // (keys past the end are left out by kbias)
@@ -159,9 +172,11 @@ void main() {
     }
     vec4 s[BC / 8];
     float tile_max = FLASH_NEG_INF;
+    float hterm = rows_as_tiles ? LD(ph[rel_at[sg * 16 + r].x - k0 / BC]) : 0.0;
     [[unroll]] for (uint g = 0; g < BC / 8; ++g) {
       uint c = 8 * g + h4;
-      s[g] = Ss[(S0 + r * SROW + c) / 4] * score_scale + kbias[c / 4];
+      vec4 dot = Ss[(S0 + r * SROW + c) / 4];
+      s[g] = (rows_as_tiles ? dot * pc.scale + hterm + wterm[g] : dot * score_scale) + kbias[c / 4];
       if (pc.window >= 0)
         [[unroll]] for (uint e = 0; e < 4; ++e)
           if (abs(int(i) - int(k0 + c + e)) > pc.window) s[g][e] = FLASH_NEG_INF;

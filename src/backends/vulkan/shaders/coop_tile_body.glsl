@@ -1,0 +1,124 @@
+// The tensor-core product of one output tile, written once for the GEMM
+// (gemm_coop_body.glsl) and the convolution (conv_coop.comp):
+//   Y[m, n] = sum_k A[m, k] B[k, n]   over this workgroup's BM x BN tile,
+// float16 operands (VK_KHR_cooperative_matrix), float32 accumulators.
+//
+// The including file declares the workgroup (GEMM_THREADS threads, subgroups
+// of 32) and, before including this:
+//   const uint BM, WARPS_N, FM, FN  the tile (BN = BM), the subgroups' grid
+//       (GEMM_THREADS / 32 of them, WARPS_N along n), each subgroup's block
+//       of FM x FN 16x16 accumulators;
+//   const bool A_KMAJOR, B_KMAJOR  whether an operand is staged as rows along
+//       k (else along m for A, along n for B), as its memory runs;
+//   uint coop_M, coop_N, coop_K, m0, n0  the problem and the tile's origin,
+//       set before coop_tile_run();
+//   uvec4 coop_load_a(uint gm, uint gk), uvec4 coop_load_b(uint gk, uint gn)
+//       8 halves of an operand from (gm, gk) / (gk, gn) on, along k where the
+//       operand is k-major, else along m / n; zero outside the problem;
+//   void coop_store(uint gm, uint gn, float v)  writes output (gm, gn) (only
+//       called inside coop_M x coop_N).
+//
+// K goes in chunks of 32 through two shared-memory stages: while the
+// subgroups multiply out of one, the next chunk's loads are in flight into
+// registers; one barrier per chunk. The epilogue passes each accumulator
+// through the subgroup's own 16x16 corner of shared memory. Every loop over
+// cooperative matrices is unrolled: where one is not, the NVIDIA compiler
+// keeps the matrices in memory (4x slower).
+const uint BN = BM, BK = 32;
+const uint ITEMS = BM * BK / 8 / GEMM_THREADS;  // uvec4s of each operand a thread loads per chunk
+// Shared memory holds each operand as uvec4s of 8 halves, laid out like the
+// operand's loads: rows along the index the 8 halves run, so a thread's
+// 16-byte load is one 16-byte shared store, and the cooperative-matrix loads
+// read row-major or column-major to match. A k-major operand has BM rows of
+// 32 halves; an m- or n-major one 32 rows of BM. Rows are padded by one
+// uvec4, so they start 16-byte aligned and spread over the banks. Strides
+// and offsets below count uvec4s.
+const uint KROW = BK / 8 + 1, WROW = BN / 8 + 1;  // a row of a k-major and of an m/n-major layout
+const uint STAGE = BM * KROW;                     // >= BK * WROW (BM of 32 to 128): either layout fits
+shared uvec4 As[2 * STAGE];
+shared uvec4 Bs[2 * STAGE];
+shared float Ws[GEMM_THREADS / 32 * 256];  // one 16x16 block per subgroup, for the epilogue
+
+uvec4 va[ITEMS], vb[ITEMS];  // the next chunk of each operand
+
+// Thread item i (0 .. BM*BK/8 - 1) of a chunk: the row it fills and which
+// uvec4 of it. k-major: BM rows of BK/8; m/n-major: BK rows of BM/8.
+uint row_of(bool kmajor, uint i) { return kmajor ? i / (BK / 8) : i / (BM / 8); }
+uint col_of(bool kmajor, uint i) { return kmajor ? i % (BK / 8) : i % (BM / 8); }
+
+void load_chunk(uint k0) {
+  uint tid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
+    uint i = tid + GEMM_THREADS * r;
+    uint row = row_of(A_KMAJOR, i), col8 = col_of(A_KMAJOR, i) * 8;
+    va[r] = coop_load_a(m0 + (A_KMAJOR ? row : col8), k0 + (A_KMAJOR ? col8 : row));
+    row = row_of(B_KMAJOR, i);
+    col8 = col_of(B_KMAJOR, i) * 8;
+    vb[r] = coop_load_b(k0 + (B_KMAJOR ? col8 : row), n0 + (B_KMAJOR ? row : col8));
+  }
+}
+
+void store_chunk(uint s) {
+  uint tid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
+    uint i = tid + GEMM_THREADS * r;
+    As[s * STAGE + row_of(A_KMAJOR, i) * (A_KMAJOR ? KROW : WROW) + col_of(A_KMAJOR, i)] = va[r];
+    Bs[s * STAGE + row_of(B_KMAJOR, i) * (B_KMAJOR ? KROW : WROW) + col_of(B_KMAJOR, i)] = vb[r];
+  }
+}
+
+void coop_tile_run() {
+  uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;  // GEMM_THREADS / 32 subgroups of 32
+  uint wm = (sg / WARPS_N) * (16 * FM), wn = (sg % WARPS_N) * (16 * FN);
+  coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[FM][FN];
+  [[unroll]] for (int i = 0; i < FM; ++i)
+    [[unroll]] for (int j = 0; j < FN; ++j) acc[i][j] = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
+
+  uint chunks = (coop_K + BK - 1) / BK;
+  load_chunk(0);
+  store_chunk(0);
+  barrier();
+  for (uint t = 0; t < chunks; ++t) {
+    uint s = t & 1;
+    if (t + 1 < chunks) load_chunk((t + 1) * BK);
+    [[unroll]] for (uint kk = 0; kk < BK; kk += 16) {
+      coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> fa[FM];
+      coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> fb[FN];
+      [[unroll]] for (uint i = 0; i < FM; ++i) {
+        uint m = wm + i * 16;
+        if (A_KMAJOR)
+          coopMatLoad(fa[i], As, s * STAGE + m * KROW + kk / 8, KROW, gl_CooperativeMatrixLayoutRowMajor);
+        else
+          coopMatLoad(fa[i], As, s * STAGE + kk * WROW + m / 8, WROW, gl_CooperativeMatrixLayoutColumnMajor);
+      }
+      [[unroll]] for (uint j = 0; j < FN; ++j) {
+        uint n = wn + j * 16;
+        if (!B_KMAJOR)
+          coopMatLoad(fb[j], Bs, s * STAGE + kk * WROW + n / 8, WROW, gl_CooperativeMatrixLayoutRowMajor);
+        else
+          coopMatLoad(fb[j], Bs, s * STAGE + n * KROW + kk / 8, KROW, gl_CooperativeMatrixLayoutColumnMajor);
+      }
+      [[unroll]] for (uint i = 0; i < FM; ++i)
+        [[unroll]] for (uint j = 0; j < FN; ++j) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);
+    }
+    if (t + 1 < chunks) store_chunk(s ^ 1);
+    barrier();
+  }
+
+  // Each lane finishes half a row of the 16x16 block: 8 consecutive outputs.
+  uint row = lane / 2, col0 = (lane % 2) * 8;
+  [[unroll]] for (int i = 0; i < FM; ++i)
+    [[unroll]] for (int j = 0; j < FN; ++j) {
+      coopMatStore(acc[i][j], Ws, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+      subgroupMemoryBarrierShared();
+      subgroupBarrier();
+      uint gm = m0 + wm + i * 16 + row;
+      if (gm < coop_M)
+        [[unroll]] for (uint q = 0; q < 8; ++q) {
+          uint gn = n0 + wn + j * 16 + col0 + q;
+          if (gn >= coop_N) break;
+          coop_store(gm, gn, Ws[sg * 256 + row * 16 + col0 + q]);
+        }
+      subgroupBarrier();
+    }
+}
