@@ -5,6 +5,7 @@
 
 #include "real_models.h"
 #include "core/compare.h"
+#include "vision/draw.h"
 #include "vision/detection.h"
 #include "vision/image.h"
 #include "vision/letterbox.h"
@@ -60,6 +61,33 @@ TEST(Vision, PngRoundTrip) {
   write_png(path, a);
   Image b = load_image(path, 4);
   EXPECT_EQ(b.pixels, a.pixels);
+}
+
+// A detection's box in its class colour and, above it, a tag of that colour
+// holding the label in strokes that stand out (white on the palette's red);
+// a box at the photo's top edge takes its tag inside.
+TEST(Vision, DetectionsAreDrawnWithTheirLabels) {
+  auto count = [](const Image& img, int y0, int y1, int x0, int x1, std::array<float, 3> rgb) {
+    int n = 0;
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) n += img.at(y, x, 0) == rgb[0] && img.at(y, x, 1) == rgb[1] && img.at(y, x, 2) == rgb[2];
+    return n;
+  };
+  const std::array<float, 3> red = {255, 56, 56}, white = {255, 255, 255};  // class 0's colour; ink on it
+  Image img(300, 150, 3);
+  Detection d;
+  d.class_id = 0, d.score = 0.93f, d.box = {20, 60, 220, 140};
+  draw_detections(img, {d}, {"dog"});
+  // Lines are 2 pixels (150 / 300 rounds up to 2), so the tag is 2x stb's 11 units: rows 38-59.
+  EXPECT_EQ(count(img, 60, 62, 20, 220, red), 2 * 200);  // the box's top edge
+  const int tag_red = count(img, 38, 60, 20, 120, red), tag_ink = count(img, 38, 60, 20, 120, white);
+  EXPECT_GT(tag_red, 500) << "no tag above the box";
+  EXPECT_GT(tag_ink, 60) << "no label on the tag";
+  EXPECT_EQ(count(img, 0, 38, 0, 300, red) + count(img, 0, 38, 0, 300, white), 0) << "drawn outside the tag";
+  Image top(300, 150, 3);
+  d.box = {20, 3, 220, 140};
+  draw_detections(top, {d}, {"dog"});
+  EXPECT_GT(count(top, 3, 25, 20, 120, white), 60) << "no label inside a box at the top edge";
 }
 
 TEST(Vision, NmsDropsOverlapsWithinAClassOnly) {

@@ -54,7 +54,7 @@ int cmd_detect(int argc, char** argv) {
     if (!inputs_dir.empty()) write_npy(inputs_dir + "/" + std::to_string(i) + ".npy", r.input);
     const std::string png = annotated_path(out_dir, path);
     if (!png.empty()) {
-      draw_detections(photo, r.detections);
+      draw_detections(photo, r.detections, spec.names);
       write_png(png, photo);
     }
     if (json) {
