@@ -97,6 +97,27 @@ TEST(CpuProducts, BatchedFastAgreesWithReference) {
   }
 }
 
+// Operands that fit oneDNN's u8 x s8 GEMM (each within 256 consecutive
+// values, as 8-bit weights and activations minus their zero points are) take
+// it on CPUs with AVX-512 VNNI; its sums are exact too, every shift included.
+TEST(CpuProducts, IntegerProductsOnTheU8S8PathAreExactlyEqual) {
+  std::mt19937 rng(17);
+  // (A from a_lo, B from b_lo, each over 256 values: uint8 weights with zero points 119, 0 and 255, int8 ones, ...)
+  for (auto [M, N, K, a_lo, b_lo] :
+       {std::tuple<int64_t, int64_t, int64_t, int32_t, int32_t>{64, 1000, 576, -119, -255}, {17, 333, 147, 0, 0},
+        {5, 4096, 64, -128, -128}, {3, 70, 5000, -255, -7}, {8, 600, 100, 0, 0}}) {
+    std::uniform_int_distribution<int32_t> ua(a_lo, a_lo + 255), ub(b_lo, b_lo + 255);
+    std::vector<int32_t> A(size_t(M * K)), B(size_t(K * N));
+    for (int32_t& v : A) v = ua(rng);
+    for (int32_t& v : B) v = ub(rng);
+    A[0] = a_lo, A[1] = a_lo + 255, B[0] = b_lo, B[1] = b_lo + 255;  // both ends of each range
+    std::vector<int32_t> ref(size_t(M * N)), fast(ref.size());
+    ops::reference_products().igemm(2, M, N, K, A.data(), B.data(), ref.data());
+    backends::cpu::fast_products().igemm(2, M, N, K, A.data(), B.data(), fast.data());
+    EXPECT_EQ(ref, fast) << "M=" << M << " N=" << N << " K=" << K << " A from " << a_lo << " B from " << b_lo;
+  }
+}
+
 // Integer products are exact on both sides, so they are equal, including
 // sums far past float's 2^24 (K 9000 of products up to 255 * 255).
 TEST(CpuProducts, IntegerProductsAreExactlyEqual) {

@@ -101,8 +101,9 @@ void run_conv(KernelContext& ctx) {
   });
 }
 
-// The exact int32 convolution (ops/conv.h) on the float GEMM (igemm_exact.h):
-// the weights split once, and chunks of output positions gathered and
+// The exact int32 convolution (ops/conv.h) on oneDNN's u8 x s8 GEMM where
+// it is exact and the operands fit, else on the float GEMM (igemm_exact.h):
+// the weights prepared once, and chunks of output positions gathered and
 // multiplied per thread as in Conv.
 Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X, const Tensor& Wt, const Tensor* xzp,
                   const Tensor* wzp) {
@@ -111,11 +112,36 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
   Tensor Y(DType::Int32, conv_out_shape(s));
   if (Y.numel() == 0) return Y;
   const int64_t IS = g.in_size(), OS = g.out_size(), KS = g.kernel_size(), K = s.Cg * KS;
-  SplitOperand ws = split_operand(o.w.data(), s.M, K);
   int32_t* y = Y.data<int32_t>();
   const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
   const int64_t chunk = std::min(OS, std::max<int64_t>(16, std::min(kColBudget / std::max<int64_t>(K, 1), per_thread)));
   const int64_t nchunks = (OS + chunk - 1) / chunk;
+  // On oneDNN's u8 x s8 GEMM where it is exact and the operands fit
+  // (fast_products.h): the weights shifted to u8 once, each chunk's columns
+  // gathered as before and shifted to s8 (padding is a zero of x - zx, so
+  // the shift comes after the gather).
+  int32_t ao = 0, bo = 0;
+  const auto [wmin, wmax] = std::minmax_element(o.w.begin(), o.w.end());
+  const auto [xmin, xmax] = std::minmax_element(o.x.begin(), o.x.end());
+  if (!o.w.empty() && !o.x.empty() && u8s8_offsets(*wmin, *wmax, int32_t(std::min(*xmin, 0.f)),
+                                                   int32_t(std::max(*xmax, 0.f)), ao, bo)) {
+    std::vector<uint8_t> wu(o.w.size());
+    for (size_t i = 0; i < wu.size(); ++i) wu[i] = uint8_t(o.w[i] + ao);
+    parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
+      static thread_local std::vector<float> col;
+      static thread_local std::vector<int8_t> col8;
+      int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
+      int64_t n = ng / s.group, gi = ng % s.group;
+      col.resize(size_t(K * nc));
+      col8.resize(col.size());
+      im2col(g, o.x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
+      for (size_t i = 0; i < col.size(); ++i) col8[i] = int8_t(int32_t(col[i]) + bo);
+      gemm_u8s8(s.Mg, nc, K, wu.data() + gi * s.Mg * K, ao, col8.data(), nc, bo, y + (n * s.M + gi * s.Mg) * OS + o0,
+                OS);
+    });
+    return Y;
+  }
+  SplitOperand ws = split_operand(o.w.data(), s.M, K);
   parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
     static thread_local std::vector<float> col;
     int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/igemm_exact.h"
 #include "backends/cpu/narrow_gemm.h"
+#include "core/cpu_isa.h"
 #include "core/error.h"
 #include "ops/common.h"
 
@@ -37,6 +38,28 @@ void fast_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 
 namespace {
 
+bool has_vnni() {
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  return vnni;
+}
+
+// C = A B on the u8 x s8 GEMM where it may take them (u8s8_offsets).
+bool igemm_u8s8(int threads, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B, int32_t* C) {
+  if (M * N * K < (int64_t(1) << 16)) return false;
+  const auto [amin, amax] = std::minmax_element(A, A + M * K);
+  const auto [bmin, bmax] = std::minmax_element(B, B + K * N);
+  int32_t ao = 0, bo = 0;
+  if (!u8s8_offsets(*amin, *amax, *bmin, *bmax, ao, bo)) return false;
+  std::vector<uint8_t> u(size_t(M * K));
+  std::vector<int8_t> s(size_t(K * N));
+  for (size_t i = 0; i < u.size(); ++i) u[i] = uint8_t(A[i] + ao);
+  ops::parallel_for(threads, K, 1, [&](int64_t k) {  // (B is the large operand: im2col of the activations)
+    for (int64_t n = 0; n < N; ++n) s[size_t(k * N + n)] = int8_t(B[k * N + n] + bo);
+  });
+  gemm_u8s8(M, N, K, u.data(), ao, s.data(), N, bo, C, N);
+  return true;
+}
+
 class FastProducts final : public ops::Products {
  public:
   // (The thread count reaches oneDNN through OpenMP's default: see fast_sgemm.)
@@ -54,10 +77,12 @@ class FastProducts final : public ops::Products {
       fast_sgemm(ta, tb, M, N, K, 1.f, A + a_off[b], lda, B + b_off[b], ldb, 0.f, C + c_off[b], ldc);
     });
   }
-  // Exact on the float GEMM (see igemm_exact.h): split A once, widen B to
-  // float, and give each thread a block of columns.
+  // On oneDNN's integer GEMM where it is exact and the operands fit
+  // (igemm_u8s8), else exact on the float GEMM (see igemm_exact.h): split A
+  // once, widen B to float, and give each thread a block of columns.
   void igemm(int threads, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B,
              int32_t* C) const override {
+    if (igemm_u8s8(threads, M, N, K, A, B, C)) return;
     SplitOperand a = split_operand(A, M, K);
     std::vector<float> b(static_cast<size_t>(K * N));
     for (size_t i = 0; i < b.size(); ++i) b[i] = float(B[i]);
@@ -70,6 +95,21 @@ class FastProducts final : public ops::Products {
 };
 
 }  // namespace
+
+bool u8s8_offsets(int32_t amin, int32_t amax, int32_t bmin, int32_t bmax, int32_t& ao, int32_t& bo) {
+  if (cpu_isa() < CpuIsa::Avx512 || !has_vnni()) return false;
+  ao = std::max(-amin, 0);
+  bo = std::max(-128 - bmin, -128);
+  return ao <= 255 && amax + ao <= 255 && bo <= 127 && bmax + bo <= 127;
+}
+
+void gemm_u8s8(int64_t M, int64_t N, int64_t K, const uint8_t* U, int32_t ao, const int8_t* S, int64_t ldb, int32_t bo,
+               int32_t* C, int64_t ldc) {
+  const int32_t no_offset = 0;
+  dnnl_status_t st = dnnl_gemm_u8s8s32('N', 'N', 'F', M, N, K, 1.f, U, K, uint8_t(ao), S, ldb, int8_t(bo), 0.f, C, ldc,
+                                       &no_offset);
+  if (st != dnnl_success) fail("oneDNN u8s8s32 GEMM failed (status ", int(st), ") for M=", M, " N=", N, " K=", K);
+}
 
 const ops::Products& fast_products() {
   static const FastProducts p;
