@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -96,6 +97,42 @@ TEST(VulkanBackend, Float16StorageStaysCloseToFloat32) {
   auto b = s16->run({{"x", ramp(10000)}})[0];
   ASSERT_EQ(b.dtype(), DType::Float32);  // the caller sees the model's types
   for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 4e-3f) << i;
+}
+
+// Inputs and outputs of 8 MB or more convert between float32 and the run's
+// storage on several threads (transfer.cpp): an 8.8 MB input and output, in
+// float32 and float16 runs, recorded and replayed, give on two threads what
+// they give on one, bit for bit, and what the chain computes.
+TEST(VulkanBackend, LargeTransfersSplitOverThreadsGiveTheSameAnswer) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  const int64_t n = 2200000;  // 8.8 MB of float32: past the 8 MB from which transfers split
+  const std::string model = chain_model(n);
+  const Tensor x = ramp(n);
+  for (const char* precision : {"fp32", "fp16"}) {
+    std::vector<Tensor> outs;
+    for (int threads : {1, 2}) {
+      SessionOptions o;
+      o.backend = BackendChoice::Vulkan;
+      o.precision = parse_precision(precision);
+      o.threads = threads;
+      auto s = Session::load_bytes(model.data(), model.size(), o);
+      Tensor y;
+      for (int r = 0; r < 4; ++r) y = s->run({{"x", x}})[0];
+      EXPECT_TRUE(s->placement()->replayed) << precision << ", " << threads << " threads";
+      outs.push_back(y);
+    }
+    ASSERT_EQ(outs[0].nbytes(), outs[1].nbytes());
+    EXPECT_EQ(std::memcmp(outs[0].raw(), outs[1].raw(), outs[0].nbytes()), 0) << precision << ": threads changed bits";
+    // y = sigmoid(relu(x) + bias) * -x, bias = (i % 7) / 4 - 1/2; float16 storage rounds each step.
+    const float tol = std::string(precision) == "fp16" ? 4e-3f : 1e-5f;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float xi = x.data<float>()[i], b = float(i % 7) * 0.25f - 0.5f;
+      const float want = -xi / (1.f + std::exp(-(std::max(xi, 0.f) + b)));
+      bad += std::abs(outs[1].data<float>()[i] - want) > tol;
+    }
+    EXPECT_EQ(bad, 0) << precision;
+  }
 }
 
 TEST(VulkanBackend, TensorsShareLargeBlocks) {
