@@ -26,6 +26,14 @@ CpuIsa cpu_isa_detected() {
 
 CpuIsa cpu_isa() { return std::min(cpu_isa_detected(), cap.load(std::memory_order_relaxed)); }
 
+bool cpu_avx512_vnni() {
+  static const bool vnni = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512vnni") != 0;
+  }();
+  return vnni && cpu_isa() >= CpuIsa::Avx512;
+}
+
 void cap_cpu_isa(CpuIsa c) { cap.store(c, std::memory_order_relaxed); }
 
 const char* cpu_isa_name(CpuIsa isa) {

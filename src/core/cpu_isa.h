@@ -22,6 +22,10 @@ CpuIsa cpu_isa();
 // every call, so a change applies to the next call.
 void cap_cpu_isa(CpuIsa cap);
 
+// AVX-512 VNNI (8-bit dot products into int32) at the level the kernels
+// use: false below Avx512, whatever the CPU has.
+bool cpu_avx512_vnni();
+
 // "baseline", "avx2", "avx512".
 const char* cpu_isa_name(CpuIsa isa);
 

@@ -118,37 +118,37 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
   const int64_t nchunks = (OS + chunk - 1) / chunk;
   // On oneDNN's u8 x s8 GEMM where it is exact and the operands fit
   // (fast_products.h): the weights shifted to u8 once, each chunk's columns
-  // gathered as before and shifted to s8 (padding is a zero of x - zx, so
-  // the shift comes after the gather).
+  // gathered as for the float GEMM and then shifted to s8 (padding is a zero
+  // of x - zx, so the shift comes after the gather). Else the weights split
+  // once for the exact float GEMM.
   int32_t ao = 0, bo = 0;
   const auto [wmin, wmax] = std::minmax_element(o.w.begin(), o.w.end());
   const auto [xmin, xmax] = std::minmax_element(o.x.begin(), o.x.end());
-  if (!o.w.empty() && !o.x.empty() && u8s8_offsets(*wmin, *wmax, int32_t(std::min(*xmin, 0.f)),
-                                                   int32_t(std::max(*xmax, 0.f)), ao, bo)) {
-    std::vector<uint8_t> wu(o.w.size());
+  const bool u8s8 = !o.w.empty() && !o.x.empty() &&
+                    u8s8_offsets(*wmin, *wmax, int32_t(std::min(*xmin, 0.f)), int32_t(std::max(*xmax, 0.f)), ao, bo);
+  std::vector<uint8_t> wu;
+  SplitOperand ws;
+  if (u8s8) {
+    wu.resize(o.w.size());
     for (size_t i = 0; i < wu.size(); ++i) wu[i] = uint8_t(o.w[i] + ao);
-    parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
-      static thread_local std::vector<float> col;
-      static thread_local std::vector<int8_t> col8;
-      int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
-      int64_t n = ng / s.group, gi = ng % s.group;
-      col.resize(size_t(K * nc));
-      col8.resize(col.size());
-      im2col(g, o.x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
-      for (size_t i = 0; i < col.size(); ++i) col8[i] = int8_t(int32_t(col[i]) + bo);
-      gemm_u8s8(s.Mg, nc, K, wu.data() + gi * s.Mg * K, ao, col8.data(), nc, bo, y + (n * s.M + gi * s.Mg) * OS + o0,
-                OS);
-    });
-    return Y;
+  } else {
+    ws = split_operand(o.w.data(), s.M, K);
   }
-  SplitOperand ws = split_operand(o.w.data(), s.M, K);
   parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
     static thread_local std::vector<float> col;
+    static thread_local std::vector<int8_t> col8;
     int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
     int64_t n = ng / s.group, gi = ng % s.group;
     col.resize(size_t(K * nc));
     im2col(g, o.x.data() + (n * s.C + gi * s.Cg) * IS, s.Cg, o0, o1, col.data());
-    igemm_exact_serial(ws, gi * s.Mg, s.Mg, nc, col.data(), nc, y + (n * s.M + gi * s.Mg) * OS + o0, OS);
+    int32_t* out = y + (n * s.M + gi * s.Mg) * OS + o0;
+    if (!u8s8) {
+      igemm_exact_serial(ws, gi * s.Mg, s.Mg, nc, col.data(), nc, out, OS);
+      return;
+    }
+    col8.resize(col.size());
+    for (size_t i = 0; i < col.size(); ++i) col8[i] = int8_t(int32_t(col[i]) + bo);
+    gemm_u8s8(s.Mg, nc, K, wu.data() + gi * s.Mg * K, ao, col8.data(), nc, bo, out, OS);
   });
   return Y;
 }

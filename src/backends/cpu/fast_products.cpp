@@ -38,11 +38,6 @@ void fast_sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, 
 
 namespace {
 
-bool has_vnni() {
-  static const bool vnni = __builtin_cpu_supports("avx512vnni");
-  return vnni;
-}
-
 // C = A B on the u8 x s8 GEMM where it may take them (u8s8_offsets).
 bool igemm_u8s8(int threads, int64_t M, int64_t N, int64_t K, const int32_t* A, const int32_t* B, int32_t* C) {
   if (M * N * K < (int64_t(1) << 16)) return false;
@@ -97,7 +92,7 @@ class FastProducts final : public ops::Products {
 }  // namespace
 
 bool u8s8_offsets(int32_t amin, int32_t amax, int32_t bmin, int32_t bmax, int32_t& ao, int32_t& bo) {
-  if (cpu_isa() < CpuIsa::Avx512 || !has_vnni()) return false;
+  if (!cpu_avx512_vnni()) return false;
   ao = std::max(-amin, 0);
   bo = std::max(-128 - bmin, -128);
   return ao <= 255 && amax + ao <= 255 && bo <= 127 && bmax + bo <= 127;

@@ -15,6 +15,7 @@
 // fused activation apply at the store. Push constants as conv_gemm.comp's.
 #include "common.glsl"
 #include "activation.glsl"
+#include "halves8.glsl"
 #define GEMM_THREADS 128
 layout(local_size_x = GEMM_THREADS) in;
 layout(constant_id = 0) const int KH = 1;
@@ -46,11 +47,6 @@ const int KHW = KH * KW;
 uint coop_M, coop_N, coop_K, m0, n0;
 uint xbase, wbase, mbase, ybase;  // this (batch, group)'s input, weights, first channel, output
 
-uvec4 pack8(float v[8]) {
-  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
-}
-
 // Weights of output channel gm, k = gk .. gk + 7.
 uvec4 coop_load_a(uint gm, uint gk) {
   uvec4 r;
@@ -60,7 +56,7 @@ uvec4 coop_load_a(uint gm, uint gk) {
     float v[8];
     [[unroll]] for (uint h = 0; h < 8; ++h)
       v[h] = gm < coop_M && gk + h < coop_K ? LD(w[wbase + gm * coop_K + gk + h]) : 0.0;
-    r = pack8(v);
+    r = pack_halves8(v);
   }
   return r;
 }
@@ -78,7 +74,7 @@ uvec4 coop_load_b(uint gk, uint gn) {
     v[h] = gk < coop_K && gn + h < coop_N && in_image ? LD(x[xbase + uint((c * pc.H + ih) * pc.W + iw)]) : 0.0;
     if (++ow == pc.OW) ow = 0, ++oh;  // the next pixel
   }
-  return pack8(v);
+  return pack_halves8(v);
 }
 
 void coop_store(uint gm, uint gn, float acc) {

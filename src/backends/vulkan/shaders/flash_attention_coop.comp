@@ -29,6 +29,7 @@
 // whole key row, from registers: main()). HD is a multiple of 16
 // up to 64 (the host checks; shared memory: 47 KB at 64).
 #include "flash_attention_common.glsl"
+#include "halves8.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 3) const int VEC = 0;  // K and V rows start 16-byte aligned: loaded 8 halves at a time
 layout(std430, binding = 0) readonly buffer Q4_ { uvec4 q4[]; };
@@ -60,8 +61,7 @@ uvec4 row8(uint which, uint j, uint c8) {
   float x[8];
   [[unroll]] for (uint h = 0; h < 8; ++h)
     x[h] = which == 0 ? LD(q[at + h]) : which == 1 ? LD(k[at + h]) : LD(v[at + h]);
-  return uvec4(packFloat2x16(f16vec2(x[0], x[1])), packFloat2x16(f16vec2(x[2], x[3])),
-               packFloat2x16(f16vec2(x[4], x[5])), packFloat2x16(f16vec2(x[6], x[7])));
+  return pack_halves8(x);
 }
 
 uvec4 kreg[ITEMS], vreg[ITEMS];  // the next tile, on its way to shared memory

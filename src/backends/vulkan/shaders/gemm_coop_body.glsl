@@ -10,6 +10,7 @@
 // (A_VEC, B_VEC, set by the host), else one by one; each output gets alpha,
 // C, the activation and the residual, at Y's strides.
 #include "gemm_interface.glsl"
+#include "halves8.glsl"
 layout(constant_id = 5) const int A_VEC = 0;
 layout(constant_id = 6) const int B_VEC = 0;
 // The same A and B, 16 bytes at a time (A_VEC, B_VEC).
@@ -31,14 +32,12 @@ uint oa, ob, ybase, ystride;  // this batch's A and B, and Y's
 uvec4 gather_a(uint at, uint step, uint n) {
   float v[8];
   [[unroll]] for (uint h = 0; h < 8; ++h) v[h] = h < n ? LD(a[at + h * step]) : 0.0;
-  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+  return pack_halves8(v);
 }
 uvec4 gather_b(uint at, uint step, uint n) {
   float v[8];
   [[unroll]] for (uint h = 0; h < 8; ++h) v[h] = h < n ? LD(b[at + h * step]) : 0.0;
-  return uvec4(packFloat2x16(f16vec2(v[0], v[1])), packFloat2x16(f16vec2(v[2], v[3])),
-               packFloat2x16(f16vec2(v[4], v[5])), packFloat2x16(f16vec2(v[6], v[7])));
+  return pack_halves8(v);
 }
 
 uvec4 coop_load_a(uint gm, uint gk) {
