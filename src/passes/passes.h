@@ -26,8 +26,21 @@ int fuse_pads(ir::Graph& g);
 // Add. Returns the count.
 int fold_batchnorm(ir::Graph& g);
 
+// Rewrites DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear into one
+// QLinearConv with ONNX Runtime's arithmetic (fuse_qdq_conv.cpp). Returns the
+// count. Must run before fold_constants.
+int fuse_qdq_convs(ir::Graph& g);
+
+// What the backend that will run the graph wants from the passes.
+struct PassOptions {
+  // The QDQ convolutions become QLinearConv: for backends with integer
+  // convolutions (the CPU). Elsewhere QLinearConv would fall back to the
+  // CPU, so the float form stays.
+  bool integer_qdq = false;
+};
+
 // The passes Kestrel runs by default, in order, on the graph and on every
 // subgraph (If branches, Loop and Scan bodies) inside it.
-void run_default_passes(ir::Graph& g);
+void run_default_passes(ir::Graph& g, const PassOptions& options = {});
 
 }  // namespace kestrel::passes

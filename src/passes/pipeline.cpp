@@ -1,5 +1,7 @@
 // The order Kestrel rewrites a graph in at load. Folding runs first so the
-// fusions see constant operands (e.g. Clip bounds) as initializers.
+// fusions see constant operands (e.g. Clip bounds) as initializers; only the
+// QDQ convolutions' fusion runs before it, while the weights' quantizers are
+// still there to read.
 #include <algorithm>
 
 #include "passes/passes.h"
@@ -46,7 +48,8 @@ void import_enclosing_constants(ir::Graph& sub, const Enclosing* scope) {
   sub.outer_refs = std::move(still_outer);
 }
 
-void run_passes(ir::Graph& g, const Enclosing* outer) {
+void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options) {
+  if (options.integer_qdq) fuse_qdq_convs(g);
   fold_constants(g, outer != nullptr);
   // A control-flow body runs every time its node does, so its constant work
   // (Silero VAD slices and concatenates its LSTM weights inside an If) is
@@ -56,7 +59,7 @@ void run_passes(ir::Graph& g, const Enclosing* outer) {
     for (auto& [name, a] : n.attrs)
       if (a.g) {
         import_enclosing_constants(*a.g, &here);
-        run_passes(*a.g, &here);
+        run_passes(*a.g, &here, options);
       }
   fold_batchnorm(g);
   fuse_pads(g);
@@ -65,6 +68,6 @@ void run_passes(ir::Graph& g, const Enclosing* outer) {
 
 }  // namespace
 
-void run_default_passes(ir::Graph& g) { run_passes(g, nullptr); }
+void run_default_passes(ir::Graph& g, const PassOptions& options) { run_passes(g, nullptr, options); }
 
 }  // namespace kestrel::passes

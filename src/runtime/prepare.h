@@ -8,7 +8,12 @@
 
 namespace kestrel::runtime {
 
-// Rewrites g in place; returns the encoders claimed and those left alone.
+// Whether the session runs on the Vulkan backend (else the CPU's): the
+// passes shape the graph for it.
+bool runs_on_vulkan(const Config& c);
+
+// Rewrites g in place for the backend runs_on_vulkan(c) names; returns the
+// encoders claimed and those left alone.
 families::ClaimReport prepare_graph(ir::Graph& g, const Config& c);
 
 }  // namespace kestrel::runtime

@@ -69,8 +69,7 @@ void Session::init(const runtime::Config& c) {
   onnx_io::validate_supported(model_->graph);
   families_ = runtime::prepare_graph(model_->graph, c);
   const ir::Graph& g = model_->graph;
-  const bool vulkan = c.backend == BackendChoice::Vulkan ||
-                      (c.backend == BackendChoice::Auto && backends::gpu_vulkan_device_present());
+  const bool vulkan = runtime::runs_on_vulkan(c);
   backend_ = vulkan ? backends::make_vulkan_backend(c.vulkan) : backends::make_cpu_backend(c.cpu_kernels);
   backend_name_ = backend_->name();
   compiled_ = backend_->compile(g);

@@ -43,6 +43,60 @@ std::vector<OpCase> cases() {
                           [] { InputSpec b = weight("b", {7}, -3000, 3000); b.dtype = DType::Int32; return b; }()},
                .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
                .no_vulkan_kernel = no_kernel});
+  // The CPU's own QLinearConv kernels (backends/cpu/qlinear_conv.cpp): the
+  // direct depthwise one (strides, dilations, int8 data), and the VNNI
+  // product past its edges: K not a multiple of 4, rows not a multiple of 8,
+  // columns not a multiple of 32, groups, chunks that end inside a row; and
+  // uint8 weights with no zero point, which leave s8 and take the general
+  // exact convolution.
+  auto bias32 = [](const char* name, int64_t n) {
+    InputSpec b = weight(name, {n}, -3000, 3000);
+    b.dtype = DType::Int32;
+    return b;
+  };
+  v.push_back({.label = "QLinearConv depthwise 3x3 stride 2 pad 1, int8 out", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {2, 6, 15, 12}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(weight("w", {6, 1, 3, 3}, -128, 128)),
+                          floats("ws", {0.01f, 0.02f, 0.015f, 0.03f, 0.01f, 0.005f}), i8(weight("wz", {6}, 0, 1)),
+                          floats("ys", {0.3f}), i8(weight("yz", {}, -20, 20)), bias32("b", 6)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {1, 1, 1, 1});
+                 attr_ints(n, "strides", {2, 2});
+                 attr_i(n, "group", 6);
+               },
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearConv depthwise 5x5 dilation 2, int8 x, no bias", .op = "QLinearConv", .opset = 10,
+               .inputs = {i8(rnd("x", {1, 4, 19, 23}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -9, 9)),
+                          i8(weight("w", {4, 1, 5, 5}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.9f}), u8(weight("yz", {}, 120, 136))},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {4, 3, 4, 3});
+                 attr_ints(n, "dilations", {2, 2});
+                 attr_i(n, "group", 4);
+               },
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearConv 1x1 K 37 M 13 over 63 positions", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 37, 9, 7}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(weight("w", {13, 37, 1, 1}, -128, 128)), floats("ws", {0.004f}),
+                          i8(weight("wz", {}, -3, 3)), floats("ys", {0.4f}), u8(weight("yz", {}, 0, 256)),
+                          bias32("b", 13)},
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearConv 3x3 groups 2 over 2x1500 positions, int8 x", .op = "QLinearConv", .opset = 10,
+               .inputs = {i8(rnd("x", {2, 24, 30, 50}, -128, 128)), floats("xs", {0.02f}), i8(weight("xz", {}, -5, 5)),
+                          u8(weight("w", {18, 12, 3, 3}, 0, 256)), floats("ws", {0.002f}),
+                          u8(weight("wz", {18}, 120, 136)), floats("ys", {0.6f}), i8(weight("yz", {}, -10, 10)),
+                          bias32("b", 18)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {1, 1, 1, 1});
+                 attr_i(n, "group", 2);
+               },
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearConv uint8 w with no zero point (general path)", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 8, 10, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          u8(weight("w", {9, 8, 3, 3}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.8f}), u8(weight("yz", {}, 0, 256))},
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "strides", {2, 2}); },
+               .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "MatMulInteger uint8 x int8 with zero points", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {2, 17, 45}, 0, 256)), i8(weight("b", {45, 23}, -128, 128)),
                           u8(rnd("az", {}, 0, 256)), i8(weight("bz", {}, -5, 5))},

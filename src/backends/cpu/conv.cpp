@@ -1,13 +1,16 @@
-// The CPU backend's fast Conv, ConvInteger and QLinearConv (their reference
-// kernels are in ops/conv.cpp). Float paths: 1x1 stride-1 convolutions are
+// The CPU backend's fast Conv, ConvInteger and QLinearConv (its kernels in
+// qlinear_conv.cpp, falling back to the exact int32 convolution here; the
+// reference kernels are in ops/conv.cpp). Float paths: 1x1 stride-1 convolutions are
 // one GEMM on the input as is; depthwise ones run a direct kernel; everything
 // else is im2col in bounded chunks of output positions followed by SGEMM.
 #include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/conv_depthwise.h"
+#include "backends/cpu/conv_int32.h"
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/fast_products.h"
+#include "backends/cpu/qlinear_conv.h"
 #include "backends/cpu/igemm_exact.h"
 #include "ops/conv.h"
 #include "ops/epilogue.h"
@@ -101,6 +104,8 @@ void run_conv(KernelContext& ctx) {
   });
 }
 
+}  // namespace
+
 // The exact int32 convolution (ops/conv.h) on oneDNN's u8 x s8 GEMM where
 // it is exact and the operands fit, else on the float GEMM (igemm_exact.h):
 // the weights prepared once, and chunks of output positions gathered and
@@ -153,13 +158,14 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
   return Y;
 }
 
+namespace {
+
 void run_conv_integer(KernelContext& ctx) { run_conv_integer_with(ctx, conv_int32); }
-void run_qlinear_conv(KernelContext& ctx) { run_qlinear_conv_with(ctx, conv_int32); }
 
 }  // namespace
 
 KESTREL_CPU_KERNEL(Conv, {.min_opset = 1, .run = run_conv});
 KESTREL_CPU_KERNEL(ConvInteger, {.min_opset = 10, .run = run_conv_integer});
-KESTREL_CPU_KERNEL(QLinearConv, {.min_opset = 10, .run = run_qlinear_conv});
+KESTREL_CPU_KERNEL(QLinearConv, {.min_opset = 10, .run = run_qlinear_conv_8bit});
 
 }  // namespace kestrel::backends::cpu

@@ -1,0 +1,31 @@
+// The inner loops of the CPU's QLinearConv (qlinear_conv.cpp), compiled for
+// the instruction sets that make them fast and called only where the CPU
+// reports those (core/cpu_isa.h). The files use nothing from a header but
+// intrinsics, so no out-of-line copy of a template compiled for AVX2 or
+// AVX-512 is shared with the baseline code.
+#pragma once
+#include <cstdint>
+
+namespace kestrel::backends::cpu {
+
+namespace qconv_avx512 {
+// C[m, n] = sum_k U[k, n] S[m, k] exactly in int32, on AVX-512 VNNI: U is
+// u8 packed as [K4][N][4] (four consecutive k of a column together), S is
+// s8 rows [M8][K4 * 4] (M8 a multiple of 8, the rows beyond M zero), C rows
+// of N (ldc). N needs no padding.
+void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, const int8_t* S, int32_t* C,
+                       int64_t ldc);
+}  // namespace qconv_avx512
+
+namespace qconv_avx2 {
+// acc[i] += (x[i] - zero_point) * w for i < n: one tap of a depthwise
+// convolution along an output row (stride 1).
+void add_tap_u8(int32_t* acc, const uint8_t* x, int64_t n, int32_t zero_point, int32_t w);
+void add_tap_s8(int32_t* acc, const int8_t* x, int64_t n, int32_t zero_point, int32_t w);
+// y[i] = ops::requantize<Q>(acc[i] + bias, mult, zero_point) for i < n
+// (the int32 sum wraps as the reference's does).
+void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zero_point, uint8_t* y);
+void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zero_point, int8_t* y);
+}  // namespace qconv_avx2
+
+}  // namespace kestrel::backends::cpu

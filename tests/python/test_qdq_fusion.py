@@ -1,0 +1,119 @@
+"""Quantized convolutions in ONNX's QDQ form (DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear) run on
+the CPU as one QLinearConv with integer products, as ONNX Runtime's CPU EP runs them: the quantized outputs
+are equal to ONNX Runtime's, byte for byte, for each form the rewrite takes (uint8 and int8 data, weights per
+tensor and per channel, float32 and int32 biases, Relu, depthwise, groups, strides, dilations, padding). A
+form it leaves alone (Relu before a quantizer whose zero point is not its lowest value) keeps the float path
+and stays within one quantization step of ONNX Runtime."""
+import os
+import re
+import subprocess
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import ROOT
+
+KESTREL = os.path.join(ROOT, "build", "kestrel")
+
+ELEM = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+
+
+def qdq_conv_model(path, *, x_type, w_per_channel, bias, relu, y_type, y_zp, group=1, C=8, M=12, k=3,
+                   strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1), hw=(13, 11), seed=0):
+    rng = np.random.default_rng(seed)
+    xs, xzp = np.float32(0.031), x_type(3 if x_type is np.uint8 else -7)
+    w = rng.integers(-127, 128, (M, C // group, k, k)).astype(np.int8)
+    ws = (rng.uniform(0.002, 0.02, M) if w_per_channel else np.array(0.01)).astype(np.float32)
+    inits = [numpy_helper.from_array(np.array(xs), "xs"), numpy_helper.from_array(np.array(xzp), "xzp"),
+             numpy_helper.from_array(w, "wq"), numpy_helper.from_array(ws, "ws"),
+             numpy_helper.from_array(np.zeros(ws.shape, np.int8), "wzp"),
+             numpy_helper.from_array(np.array(np.float32(0.05)), "ys"),
+             numpy_helper.from_array(np.array(y_zp, y_type), "yzp")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wzp"], ["wd"], axis=0)]
+    conv_in = ["xd", "wd"]
+    if bias == "float":
+        inits.append(numpy_helper.from_array(rng.uniform(-2, 2, M).astype(np.float32), "b"))
+        conv_in.append("b")
+    elif bias == "int32":
+        inits += [numpy_helper.from_array(rng.integers(-5000, 5000, M).astype(np.int32), "bq"),
+                  numpy_helper.from_array((xs * ws).astype(np.float32), "bs")]
+        nodes.append(helper.make_node("DequantizeLinear", ["bq", "bs"], ["b"], axis=0))
+        conv_in.append("b")
+    nodes.append(helper.make_node("Conv", conv_in, ["c"], group=group, strides=list(strides), pads=list(pads),
+                                  dilations=list(dilations), kernel_shape=[k, k]))
+    last = "c"
+    if relu:
+        nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        last = "r"
+    nodes.append(helper.make_node("QuantizeLinear", [last, "ys", "yzp"], ["y"]))
+    g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, *hw])],
+                          [helper.make_tensor_value_info("y", ELEM[y_type], None)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return rng.uniform(-4, 4, (1, C, *hw)).astype(np.float32)
+
+
+FUSED = {
+    "uint8, weights per channel, float bias, Relu": dict(x_type=np.uint8, w_per_channel=True, bias="float",
+                                                         relu=True, y_type=np.uint8, y_zp=0),
+    "int8 data, 1x1 weights per tensor, no bias": dict(x_type=np.int8, w_per_channel=False, bias=None, relu=False,
+                                                       y_type=np.int8, y_zp=5, k=1, pads=(0, 0, 0, 0), C=37,
+                                                       M=13, hw=(9, 7)),
+    "depthwise stride 2, uint8 out at 128": dict(x_type=np.uint8, w_per_channel=True, bias="float", relu=False,
+                                                 y_type=np.uint8, y_zp=128, group=16, C=16, M=16,
+                                                 strides=(2, 2), hw=(17, 20)),
+    "int32 bias through DequantizeLinear": dict(x_type=np.uint8, w_per_channel=True, bias="int32", relu=False,
+                                                y_type=np.uint8, y_zp=100),
+    "groups of 4 channels, dilation 2, Relu at int8's lowest": dict(x_type=np.int8, w_per_channel=True,
+                                                                    bias="float", relu=True, y_type=np.int8,
+                                                                    y_zp=-128, group=2, C=8, M=6,
+                                                                    dilations=(2, 2), pads=(2, 2, 2, 2)),
+    "64 channels over 40x40 (many chunks), stride 2": dict(x_type=np.uint8, w_per_channel=True, bias="float",
+                                                           relu=True, y_type=np.uint8, y_zp=0, C=64, M=40,
+                                                           hw=(40, 40), strides=(2, 2)),
+}
+
+
+def ort_run(path, x):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+
+
+def kestrel_run(path, x):
+    import kestrel
+    return np.asarray(kestrel.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
+
+
+def profiled_ops(path):
+    run = subprocess.run([KESTREL, "bench", str(path), "--backend", "cpu", "--runs", "1", "--profile"],
+                         capture_output=True, text=True, check=True)
+    return set(re.findall(r"^(\w+)\s+[0-9.]+\s+[0-9.]+%", run.stdout, re.M))
+
+
+@pytest.mark.parametrize("label", FUSED)
+def test_fused_qdq_convolutions_equal_onnx_runtime_byte_for_byte(tmp_path, label):
+    path = tmp_path / "m.onnx"
+    x = qdq_conv_model(path, **FUSED[label])
+    ops = profiled_ops(path)
+    assert "QLinearConv" in ops and "Conv" not in ops, ops
+    ours, ref = kestrel_run(path, x), ort_run(path, x)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape
+    assert np.array_equal(ours, ref), (label, int(np.abs(ours.astype(int) - ref.astype(int)).max()),
+                                       int((ours != ref).sum()), ref.size)
+
+
+def test_relu_before_a_quantizer_whose_zero_point_is_not_its_lowest_stays_float(tmp_path):
+    """Clamping at zero is not a no-op after such a quantizer: the float path runs, within one step of ORT."""
+    path = tmp_path / "m.onnx"
+    x = qdq_conv_model(path, x_type=np.uint8, w_per_channel=True, bias="float", relu=True, y_type=np.uint8,
+                       y_zp=10)
+    ops = profiled_ops(path)
+    assert "Conv" in ops and "QLinearConv" not in ops, ops
+    ours, ref = kestrel_run(path, x), ort_run(path, x)
+    assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
+    assert ours.min() >= 10  # the Relu held
