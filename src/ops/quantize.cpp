@@ -84,13 +84,18 @@ void quantize_per_tensor(const KernelContext& ctx, const float* x, float scale, 
   constexpr float lo = float(std::numeric_limits<Q>::lowest()), hi = float(std::numeric_limits<Q>::max());
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
   constexpr int64_t kBlock = 1 << 14;
-  parallel_for(ctx, (n + kBlock - 1) / kBlock, 1, [&](int64_t b) {
+  parallel_for(ctx, (n + kBlock - 1) / kBlock, 1, [&, scale, zp](int64_t b) {
+    // Local copies and restrict: a store through an 8-bit pointer may alias
+    // anything, so without them the scale was reloaded for every element and
+    // the loop ran one element at a time.
+    const float* __restrict in = x;
+    Q* __restrict q = out;
     const int64_t end = std::min(n, (b + 1) * kBlock);
     for (int64_t i = b * kBlock; i < end; ++i) {
-      float v = x[i] / scale;
+      float v = in[i] / scale;
       v = v < -4194304.0f ? -4194304.0f : v > 4194304.0f ? 4194304.0f : v;  // NaN stays NaN
       v = (v + kRound) - kRound + zp;
-      out[i] = Q(v < lo ? lo : v > hi ? hi : v == v ? v : 0.0f);
+      q[i] = Q(int32_t(v < lo ? lo : v > hi ? hi : v == v ? v : 0.0f));
     }
   });
 }
@@ -169,21 +174,49 @@ void run_dequantize(KernelContext& ctx) {
   });
 }
 
+// The smallest and largest of x and 0. Blocks on the session's threads,
+// each with 16 running minima and maxima the compiler vectorizes; like
+// std::min/std::max from 0, each takes a value only when it is strictly
+// beyond, so NaNs are skipped and a -0 never replaces the starting 0: the
+// result is what one pass in order gives.
+std::pair<float, float> range_with_zero(const KernelContext& ctx, const float* x, int64_t n) {
+  constexpr int64_t kBlock = 1 << 16, kLanes = 16;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<float> los(size_t(blocks), 0.f), his(size_t(blocks), 0.f);
+  parallel_for(ctx, blocks, 1, [&](int64_t b) {
+    const int64_t begin = b * kBlock, end = std::min(n, begin + kBlock);
+    float lo[kLanes] = {}, hi[kLanes] = {};
+    int64_t i = begin;
+    for (; i + kLanes <= end; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) {
+        const float v = x[i + j];
+        lo[j] = v < lo[j] ? v : lo[j];
+        hi[j] = v > hi[j] ? v : hi[j];
+      }
+    for (; i < end; ++i) lo[0] = std::min(lo[0], x[i]), hi[0] = std::max(hi[0], x[i]);
+    for (int64_t j = 0; j < kLanes; ++j) los[size_t(b)] = std::min(los[size_t(b)], lo[j]), his[size_t(b)] = std::max(his[size_t(b)], hi[j]);
+  });
+  float lo = 0, hi = 0;
+  for (int64_t b = 0; b < blocks; ++b) lo = std::min(lo, los[size_t(b)]), hi = std::max(hi, his[size_t(b)]);
+  return {lo, hi};
+}
+
 void run_dynamic_quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DType::Float32) ctx.fail("x must be float, got ", dtype_name(x.dtype()));
   const float* xp = x.data<float>();
   int64_t n = x.numel();
   // The range always includes 0 so that 0 is exactly representable.
-  float lo = 0, hi = 0;
-  for (int64_t i = 0; i < n; ++i) lo = std::min(lo, xp[i]), hi = std::max(hi, xp[i]);
+  const auto [lo, hi] = range_with_zero(ctx, xp, n);
   float scale = (hi - lo) / 255.0f;
   uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(0.0f - lo / scale);
   Tensor& y = ctx.output(0, DType::UInt8, x.shape());
   uint8_t* out = y.data<uint8_t>();
-  parallel_for(ctx, n, 1 << 16, [&](int64_t i) {
-    out[i] = scale == 0 ? zp : saturate_round<uint8_t>(std::nearbyint(xp[i] / scale) + float(zp));
-  });
+  // round(x / scale) + zp, saturated: quantize_per_tensor's vector loop.
+  if (scale == 0)
+    std::fill_n(out, n, zp);
+  else
+    quantize_per_tensor(ctx, xp, scale, float(zp), out, n);
   ctx.set_output(1, Tensor::scalar_f32(scale));
   Tensor& z = ctx.output(2, DType::UInt8, {});
   *z.data<uint8_t>() = zp;

@@ -46,9 +46,9 @@ std::vector<OpCase> cases() {
   // The CPU's own QLinearConv kernels (backends/cpu/qlinear_conv.cpp): the
   // direct depthwise one (strides, dilations, int8 data), and the VNNI
   // product past its edges: K not a multiple of 4, rows not a multiple of 8,
-  // columns not a multiple of 32, groups, chunks that end inside a row; and
-  // uint8 weights with no zero point, which leave s8 and take the general
-  // exact convolution.
+  // columns not a multiple of 32, groups, chunks that end inside a row,
+  // uint8 weights whose zero points are not 128 (a row of ones sums the
+  // data); and a 1-D convolution, which takes the general exact one.
   auto bias32 = [](const char* name, int64_t n) {
     InputSpec b = weight(name, {n}, -3000, 3000);
     b.dtype = DType::Int32;
@@ -91,11 +91,17 @@ std::vector<OpCase> cases() {
                  attr_i(n, "group", 2);
                },
                .no_vulkan_kernel = no_kernel});
-  v.push_back({.label = "QLinearConv uint8 w with no zero point (general path)", .op = "QLinearConv", .opset = 10,
+  v.push_back({.label = "QLinearConv uint8 w with no zero point, stride 2", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 10, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           u8(weight("w", {9, 8, 3, 3}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 1)),
                           floats("ys", {0.8f}), u8(weight("yz", {}, 0, 256))},
                .attrs = [](onnx::NodeProto& n) { attr_ints(n, "strides", {2, 2}); },
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearConv 1-D, int8 x (general path)", .op = "QLinearConv", .opset = 10,
+               .inputs = {i8(rnd("x", {2, 6, 40}, -128, 128)), floats("xs", {0.02f}), i8(weight("xz", {}, -5, 5)),
+                          i8(weight("w", {5, 6, 3}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.2f}), u8(weight("yz", {}, 100, 140)), bias32("b", 5)},
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1}); },
                .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "MatMulInteger uint8 x int8 with zero points", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {2, 17, 45}, 0, 256)), i8(weight("b", {45, 23}, -128, 128)),

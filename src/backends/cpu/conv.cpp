@@ -158,14 +158,9 @@ Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X,
   return Y;
 }
 
-namespace {
-
-void run_conv_integer(KernelContext& ctx) { run_conv_integer_with(ctx, conv_int32); }
-
-}  // namespace
 
 KESTREL_CPU_KERNEL(Conv, {.min_opset = 1, .run = run_conv});
-KESTREL_CPU_KERNEL(ConvInteger, {.min_opset = 10, .run = run_conv_integer});
+KESTREL_CPU_KERNEL(ConvInteger, {.min_opset = 10, .run = run_conv_integer_8bit});
 KESTREL_CPU_KERNEL(QLinearConv, {.min_opset = 10, .run = run_qlinear_conv_8bit});
 
 }  // namespace kestrel::backends::cpu

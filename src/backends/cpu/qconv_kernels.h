@@ -22,6 +22,8 @@ namespace qconv_avx2 {
 // convolution along an output row (stride 1).
 void add_tap_u8(int32_t* acc, const uint8_t* x, int64_t n, int32_t zero_point, int32_t w);
 void add_tap_s8(int32_t* acc, const int8_t* x, int64_t n, int32_t zero_point, int32_t w);
+// acc[i] += scale * (sums[i] - offset) for i < n, wrapping as int32 does.
+void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int32_t offset);
 // y[i] = ops::requantize<Q>(acc[i] + bias, mult, zero_point) for i < n
 // (the int32 sum wraps as the reference's does).
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zero_point, uint8_t* y);

@@ -37,6 +37,11 @@ inline void requantize_any(const int32_t* acc, int64_t n, int32_t bias, float mu
 
 }  // namespace
 
+void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int32_t offset) {
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = int32_t(uint32_t(acc[i]) + uint32_t(scale) * (uint32_t(sums[i]) - uint32_t(offset)));
+}
+
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* y) {
   requantize_any(acc, n, bias, mult, zp, 0, 255, y);
 }

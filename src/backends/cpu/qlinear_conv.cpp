@@ -1,15 +1,17 @@
-// The CPU backend's QLinearConv on 8-bit data as it is stored, for the 2-D
-// convolutions quantized models are made of (the QDQ form becomes
-// QLinearConv at load, passes/fuse_qdq_conv.cpp):
+// The CPU backend's QLinearConv and ConvInteger on 8-bit data as it is
+// stored, for the 2-D convolutions quantized models are made of (the QDQ form
+// becomes QLinearConv at load, passes/fuse_qdq_conv.cpp; dynamically
+// quantized models run ConvInteger):
 //   - depthwise (one input and one output channel per group): a direct
 //     kernel that adds (x - zx)(w - zw) along output rows in int32;
 //   - the rest, where the CPU has AVX-512 VNNI: chunks of output positions
-//     gathered as the data's bytes and multiplied by the weights on
-//     vpdpbusd (qconv_kernels.h), exact in int32;
-// each row then takes its bias and is requantized as ONNX Runtime does
-// (ops/requantize.h), so nothing of the size of the output is ever held in
-// int32 or float. Other shapes and CPUs take the general exact convolution
-// (conv_int32.h).
+//     gathered as the data's bytes and multiplied by the weights' on
+//     vpdpbusd (qconv_kernels.h), exact in int32, zero points of any value
+//     (run_typed says how);
+// each finished row then takes its bias and is requantized as ONNX Runtime
+// does (ops/requantize.h) or written as int32 (ConvInteger), so nothing of
+// the size of the output is held in int32 or float beside it. Other shapes
+// and CPUs take the general exact convolution (conv_int32.h).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -38,35 +40,49 @@ const Tensor* optional(const KernelContext& ctx, int i) { return ctx.has_input(i
 struct QConv {
   ConvShape s;
   int32_t xzp = 0, yzp = 0;
-  std::vector<int32_t> wd;    // w - its zero point, [M, Cg * KH * KW]
+  bool x_u8 = true, w_u8 = false;
+  std::vector<int32_t> w;     // the weights as stored, [M, Cg * KH * KW]
+  std::vector<int32_t> wz;    // their zero point, one per output channel
   std::vector<int32_t> bias;  // one per output channel (zero without B)
-  std::vector<float> mult;    // x_scale * w_scale / y_scale, one per output channel
+  std::vector<float> mult;    // x_scale * w_scale / y_scale, one per output channel (QLinearConv)
   bool avx2 = cpu_isa() >= CpuIsa::Avx2;  // the loops of qconv_kernels.h's AVX2 part run here
+  int64_t K() const { return s.Cg * s.g.kernel_size(); }
+  int32_t wd(int64_t m, int64_t k) const { return w[size_t(m * K() + k)] - wz[size_t(m)]; }
 };
 
-bool read_qconv(const KernelContext& ctx, QConv& q) {
-  const Tensor& X = ctx.input(0);
-  const Tensor& Wt = ctx.input(3);
+bool eight_bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
+
+// X, W and their zero points (inputs x, w, xz, wz) into q; false where the
+// kernels here do not take them.
+bool read_operands(const KernelContext& ctx, int x, int w, int xz, int wz, QConv& q) {
+  const Tensor& X = ctx.input(x);
+  const Tensor& Wt = ctx.input(w);
   q.s = conv_shape(ctx, X, Wt);
-  if (q.s.g.nd != 2 || (X.dtype() != DType::UInt8 && X.dtype() != DType::Int8)) return false;
-  if (Wt.dtype() != DType::UInt8 && Wt.dtype() != DType::Int8) return false;
-  const Tensor* xz = optional(ctx, 2);
-  const Tensor* wz = optional(ctx, 5);
+  if (q.s.g.nd != 2 || !eight_bit(X.dtype()) || !eight_bit(Wt.dtype())) return false;
+  const Tensor* xzt = optional(ctx, xz);
+  const Tensor* wzt = optional(ctx, wz);
+  if (xzt && (xzt->numel() != 1 || xzt->dtype() != X.dtype())) return false;
+  if (wzt && ((wzt->numel() != 1 && wzt->numel() != q.s.M) || wzt->dtype() != Wt.dtype())) return false;
+  q.x_u8 = X.dtype() == DType::UInt8;
+  q.w_u8 = Wt.dtype() == DType::UInt8;
+  q.xzp = xzt ? int32_t(xzt->to_i64()[0]) : 0;
+  const std::vector<int64_t> wv = Wt.to_i64(), wzv = wzt ? wzt->to_i64() : std::vector<int64_t>{0};
+  q.w.assign(wv.begin(), wv.end());
+  q.wz.resize(size_t(q.s.M));
+  for (int64_t m = 0; m < q.s.M; ++m) q.wz[size_t(m)] = int32_t(wzv[wzv.size() == 1 ? 0 : size_t(m)]);
+  q.bias.assign(size_t(q.s.M), 0);
+  return true;
+}
+
+bool read_qlinear_conv(const KernelContext& ctx, QConv& q) {
+  if (!read_operands(ctx, 0, 3, 2, 5, q)) return false;
   const Tensor* yz = optional(ctx, 7);
-  if ((xz && (xz->numel() != 1 || xz->dtype() != X.dtype())) || (yz && yz->numel() != 1)) return false;
-  if (wz && wz->numel() != 1 && wz->numel() != q.s.M) return false;
-  q.xzp = xz ? int32_t(xz->to_i64()[0]) : 0;
+  if (yz && yz->numel() != 1) return false;
   q.yzp = yz ? int32_t(yz->to_i64()[0]) : 0;
   const std::vector<float> xs = read_scales(ctx, 1, 1, "x_scale"), ws = read_scales(ctx, 4, q.s.M, "w_scale"),
                            ys = read_scales(ctx, 6, 1, "y_scale");
   q.mult.resize(size_t(q.s.M));
   for (int64_t m = 0; m < q.s.M; ++m) q.mult[size_t(m)] = xs[0] * ws[ws.size() == 1 ? 0 : size_t(m)] / ys[0];
-  const int64_t K = Wt.numel() / q.s.M;
-  const std::vector<int64_t> w = Wt.to_i64();
-  const std::vector<int64_t> wzv = wz ? wz->to_i64() : std::vector<int64_t>{0};
-  q.wd.resize(w.size());
-  for (size_t i = 0; i < w.size(); ++i) q.wd[i] = int32_t(w[i] - wzv[wzv.size() == 1 ? 0 : i / size_t(K)]);
-  q.bias.assign(size_t(q.s.M), 0);
   if (const Tensor* B = optional(ctx, 8)) {
     if (B->dtype() != DType::Int32 || B->numel() != q.s.M)
       ctx.fail("bias ", dtype_name(B->dtype()), " ", shape_str(B->shape()), " must hold one int32 per output channel (",
@@ -76,19 +92,32 @@ bool read_qconv(const KernelContext& ctx, QConv& q) {
   return true;
 }
 
-// Requantizes n accumulators of output channel m, each plus `bias`, into y
-// (ops::requantize<Q>, on AVX2 where the CPU has it).
+// Where a finished row of int32 sums goes: requantized into QLinearConv's
+// 8-bit output (ops::requantize<Q>, on AVX2 where the CPU has it), or as
+// they are into ConvInteger's int32 one. Each sum takes `bias` first (the
+// int32 sum wraps as the reference's does).
 template <typename Q>
-void requantize_row(const QConv& q, int64_t m, int32_t bias, const int32_t* acc, int64_t n, Q* y) {
-  const float mult = q.mult[size_t(m)];
-  if (q.avx2) {
-    if constexpr (std::is_same_v<Q, uint8_t>)
-      return qconv_avx2::requantize_u8(acc, n, bias, mult, q.yzp, y);
-    else
-      return qconv_avx2::requantize_s8(acc, n, bias, mult, q.yzp, y);
+struct Requantized {
+  Q* y;
+  void row(const QConv& q, int64_t m, int32_t bias, const int32_t* acc, int64_t n, int64_t at) const {
+    const float mult = q.mult[size_t(m)];
+    Q* out = y + at;
+    if (q.avx2) {
+      if constexpr (std::is_same_v<Q, uint8_t>)
+        return qconv_avx2::requantize_u8(acc, n, bias, mult, q.yzp, out);
+      else
+        return qconv_avx2::requantize_s8(acc, n, bias, mult, q.yzp, out);
+    }
+    for (int64_t i = 0; i < n; ++i) out[i] = requantize<Q>(int32_t(uint32_t(acc[i]) + uint32_t(bias)), mult, q.yzp);
   }
-  for (int64_t i = 0; i < n; ++i) y[i] = requantize<Q>(int32_t(uint32_t(acc[i]) + uint32_t(bias)), mult, q.yzp);
-}
+};
+
+struct Sums {
+  int32_t* y;
+  void row(const QConv&, int64_t, int32_t bias, const int32_t* acc, int64_t n, int64_t at) const {
+    for (int64_t i = 0; i < n; ++i) y[at + i] = int32_t(uint32_t(acc[i]) + uint32_t(bias));
+  }
+};
 
 // One tap along an output row: acc[i] += (x[i * stride] - zx) * w.
 template <typename X>
@@ -105,10 +134,10 @@ void add_tap(int32_t* acc, const X* x, int64_t n, int64_t stride, int32_t zx, in
 // One channel of a depthwise convolution: output rows in int32, each kernel
 // tap added over the run of columns whose input is inside the image (the
 // padding is zero once the zero point is taken off).
-template <typename X, typename Q>
-void depthwise_channel(const QConv& q, const X* x, int64_t m, Q* y, std::vector<int32_t>& acc) {
+template <typename X, typename Sink>
+void depthwise_channel(const QConv& q, const X* x, int64_t m, const Sink& sink, int64_t at,
+                       std::vector<int32_t>& acc) {
   const Window2D w(q.s.g);
-  const int32_t* wd = q.wd.data() + m * w.KH * w.KW;
   acc.resize(size_t(w.OW));
   for (int64_t oh = 0; oh < w.OH; ++oh) {
     std::fill(acc.begin(), acc.end(), 0);
@@ -121,103 +150,153 @@ void depthwise_channel(const QConv& q, const X* x, int64_t m, Q* y, std::vector<
         const int64_t lo = off >= 0 ? 0 : (-off + w.SW - 1) / w.SW;
         const int64_t hi = std::min(w.OW, w.W - off <= 0 ? 0 : (w.W - off + w.SW - 1) / w.SW);
         if (hi > lo)
-          add_tap(acc.data() + lo, x + ih * w.W + lo * w.SW + off, hi - lo, w.SW, q.xzp, wd[kh * w.KW + kw], q.avx2);
+          add_tap(acc.data() + lo, x + ih * w.W + lo * w.SW + off, hi - lo, w.SW, q.xzp, q.wd(m, kh * w.KW + kw),
+                  q.avx2);
       }
     }
-    requantize_row(q, m, q.bias[size_t(m)], acc.data(), w.OW, y + oh * w.OW);
+    sink.row(q, m, q.bias[size_t(m)], acc.data(), w.OW, at + oh * w.OW);
   }
 }
 
-// The activations of output positions o0 .. o1 as the VNNI product's u8
-// operand, [K4][o1 - o0][4] with k = (channel, kh, kw): x as u8 (int8 data
-// shifted by 128), `pad` where the window leaves the image and past K.
+// One group of one image as the product reads it: channels in quads, each
+// pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
+// (int8 data shifted by 128), the channels past Cg `pad`.
 template <typename X>
-void gather_packed(const QConv& q, const X* x, int64_t o0, int64_t o1, int64_t K4, uint8_t pad, uint8_t* U) {
-  const Window2D w(q.s.g);
-  const int64_t n = o1 - o0, K = q.s.Cg * w.KH * w.KW;
-  const int32_t shift = std::is_same_v<X, uint8_t> ? 0 : 128;
-  for (int64_t k = 0; k < K4 * 4; ++k) {
-    uint8_t* out = U + (k / 4) * n * 4 + (k % 4) - o0 * 4;  // position o at out[o * 4]
-    if (k >= K) {
-      for (int64_t o = o0; o < o1; ++o) out[o * 4] = pad;
-      continue;
-    }
-    const int64_t c = k / (w.KH * w.KW), kh = (k / w.KW) % w.KH, kw = k % w.KW;
-    const X* plane = x + c * w.H * w.W;
-    // Row by row of the output: the columns whose input is inside the image
-    // are copied, the rest are padding.
-    for (int64_t o = o0; o < o1;) {
-      const int64_t ow0 = o % w.OW, base = o - ow0, end = std::min(o1, base + w.OW);
-      const int64_t ih = (o / w.OW) * w.SH - w.PH + kh * w.DH, off = kw * w.DW - w.PW;
-      if (ih < 0 || ih >= w.H) {
-        for (; o < end; ++o) out[o * 4] = pad;
+void pack_quads(const QConv& q, const X* x, uint8_t pad, uint32_t* P) {
+  const int64_t HW = q.s.g.in_size(), C4 = (q.s.Cg + 3) / 4;
+  const uint8_t shift = std::is_same_v<X, uint8_t> ? 0 : 128;
+  for (int64_t c4 = 0; c4 < C4; ++c4) {
+    uint8_t* out = reinterpret_cast<uint8_t*>(P + c4 * HW);
+    for (int64_t j = 0; j < 4; ++j) {
+      const int64_t c = c4 * 4 + j;
+      if (c >= q.s.Cg) {
+        for (int64_t i = 0; i < HW; ++i) out[i * 4 + j] = pad;
         continue;
       }
-      const X* row = plane + ih * w.W;
-      const int64_t lo = off >= 0 ? 0 : (-off + w.SW - 1) / w.SW;
-      const int64_t hi = std::max(lo, std::min(w.OW, w.W - off <= 0 ? 0 : (w.W - off + w.SW - 1) / w.SW));
-      for (; o < end && o - base < lo; ++o) out[o * 4] = pad;
-      for (const int64_t mid = std::min(end, base + hi); o < mid; ++o)
-        out[o * 4] = uint8_t(int32_t(row[(o - base) * w.SW + off]) + shift);
-      for (; o < end; ++o) out[o * 4] = pad;
+      const X* plane = x + c * HW;
+      for (int64_t i = 0; i < HW; ++i) out[i * 4 + j] = uint8_t(uint8_t(plane[i]) + shift);
     }
   }
 }
 
-template <typename X, typename Q>
-void run_typed(KernelContext& ctx, const QConv& q, const X* x, Q* y) {
+// The product's u8 operand for output positions o0 .. o1: [K4][o1 - o0]
+// words, k4 = (channel quad, kh, kw), from pack_quads' layout; `pad` (four
+// bytes of the zero point) where the window leaves the image.
+void gather_quads(const QConv& q, const uint32_t* P, int64_t o0, int64_t o1, uint32_t pad, uint32_t* U) {
+  const Window2D w(q.s.g);
+  const int64_t n = o1 - o0, C4 = (q.s.Cg + 3) / 4;
+  for (int64_t c4 = 0; c4 < C4; ++c4)
+    for (int64_t kh = 0; kh < w.KH; ++kh)
+      for (int64_t kw = 0; kw < w.KW; ++kw) {
+        uint32_t* out = U + ((c4 * w.KH + kh) * w.KW + kw) * n - o0;  // position o at out[o]
+        const uint32_t* plane = P + c4 * w.H * w.W;
+        // Row by row of the output: the columns whose input is inside the
+        // image are copied, the rest are padding.
+        for (int64_t o = o0; o < o1;) {
+          const int64_t ow0 = o % w.OW, base = o - ow0, end = std::min(o1, base + w.OW);
+          const int64_t ih = (o / w.OW) * w.SH - w.PH + kh * w.DH, off = kw * w.DW - w.PW;
+          if (ih < 0 || ih >= w.H) {
+            for (; o < end; ++o) out[o] = pad;
+            continue;
+          }
+          const uint32_t* row = plane + ih * w.W;
+          const int64_t lo = off >= 0 ? 0 : (-off + w.SW - 1) / w.SW;
+          const int64_t hi = std::max(lo, std::min(w.OW, w.W - off <= 0 ? 0 : (w.W - off + w.SW - 1) / w.SW));
+          for (; o < end && o - base < lo; ++o) out[o] = pad;
+          const int64_t mid = std::min(end, base + hi);
+          if (w.SW == 1 && mid > o) {
+            std::memcpy(out + o, row + (o - base) + off, size_t(mid - o) * 4);
+            o = mid;
+          }
+          for (; o < mid; ++o) out[o] = row[(o - base) * w.SW + off];
+          for (; o < end; ++o) out[o] = pad;
+        }
+      }
+}
+
+template <typename X, typename Sink>
+void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink) {
   const ConvShape& s = q.s;
   const int64_t IS = s.g.in_size(), OS = s.g.out_size();
   if (s.Cg == 1 && s.Mg == 1) {
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t t) {
       static thread_local std::vector<int32_t> acc;
-      depthwise_channel(q, x + t * IS, t % s.M, y + t * OS, acc);
+      depthwise_channel(q, x + t * IS, t % s.M, sink, t * OS, acc);
     });
     return;
   }
-  // The product takes x - zx as u8 x minus zx' (zx' = zx, or zx + 128 for
-  // int8 data), and w - zw as s8: the sum over zx' times each weight row
-  // moves into the bias, so the kernel multiplies the data as it is.
-  const int64_t K = s.Cg * s.g.kernel_size(), K4 = (K + 3) / 4, M8 = (s.Mg + 7) / 8 * 8;
-  const int32_t zx = q.xzp + (std::is_same_v<X, uint8_t> ? 0 : 128);
+  // The product takes the data as u8 bytes U = x (int8 data: x + 128), so
+  // x - zx = U - zx' with zx' = zx (+ 128); and the weights as s8 bytes
+  // w' = w - c (c = 128 for uint8 weights, else 0), so w - zw = w' + cw
+  // with cw = c - zw per output channel. Then
+  //   sum (x - zx)(w - zw) = sum U w' - zx' sum w' + cw (sum U - K zx'):
+  // the second term moves into each channel's bias, and where some cw is not
+  // zero one more row of ones in the product gives each position's sum U.
+  const Window2D w2(s.g);
+  const int64_t K = q.K(), KHW = w2.KH * w2.KW, C4 = (s.Cg + 3) / 4, K4 = C4 * KHW;
+  const int32_t zx = q.xzp + (q.x_u8 ? 0 : 128), c = q.w_u8 ? 128 : 0;
+  bool sums = false;
+  for (int32_t z : q.wz) sums |= z != c;
+  const int64_t rows = s.Mg + (sums ? 1 : 0), M8 = (rows + 7) / 8 * 8;
   std::vector<int8_t> S(size_t(s.group * M8 * K4 * 4), 0);
   std::vector<int32_t> bias(size_t(s.M));
+  // Row m of S holds w' in the order the columns hold the data: weight
+  // (channel c, tap t) at (c / 4 * KHW + t) * 4 + c % 4.
+  auto at = [&](int64_t c, int64_t t) { return (c / 4 * KHW + t) * 4 + c % 4; };
   for (int64_t m = 0; m < s.M; ++m) {
     int64_t sum = 0;
     int8_t* row = S.data() + ((m / s.Mg) * M8 + m % s.Mg) * K4 * 4;
     for (int64_t k = 0; k < K; ++k) {
-      row[k] = int8_t(q.wd[size_t(m * K + k)]);
-      sum += q.wd[size_t(m * K + k)];
+      const int8_t v = int8_t(q.w[size_t(m * K + k)] - c);
+      row[at(k / KHW, k % KHW)] = v;
+      sum += v;
     }
     bias[size_t(m)] = int32_t(uint32_t(int64_t(q.bias[size_t(m)]) - int64_t(zx) * sum));  // exact modulo 2^32
   }
+  if (sums)
+    for (int64_t gi = 0; gi < s.group; ++gi)
+      for (int64_t k = 0; k < K; ++k) S[size_t((gi * M8 + s.Mg) * K4 * 4 + at(k / KHW, k % KHW))] = 1;
+  // Every group of every image in quads of channels, once.
+  std::vector<uint32_t> packed(size_t(s.N * s.group * C4 * IS));
+  parallel_for(ctx, s.N * s.group, 1, [&](int64_t ng) {
+    const int64_t n = ng / s.group, gi = ng % s.group;
+    pack_quads(q, x + (n * s.C + gi * s.Cg) * IS, uint8_t(zx), packed.data() + ng * C4 * IS);
+  });
+  const uint32_t pad_word = uint32_t(uint8_t(zx)) * 0x01010101u;
   const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
   const int64_t chunk = std::min(OS, std::max<int64_t>(32, std::min(kChunkBytes / (K4 * 4 + M8 * 4), per_thread)));
   const int64_t nchunks = (OS + chunk - 1) / chunk;
   parallel_for(ctx, s.N * s.group * nchunks, 1, [&](int64_t t) {
-    static thread_local std::vector<uint8_t> U;
+    static thread_local std::vector<uint32_t> U;
     static thread_local std::vector<int32_t> acc;
     const int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
     const int64_t n = ng / s.group, gi = ng % s.group;
-    U.resize(size_t(K4 * 4 * nc));
+    U.resize(size_t(K4 * nc));
     acc.resize(size_t(M8 * nc));
-    gather_packed(q, x + (n * s.C + gi * s.Cg) * IS, o0, o1, K4, uint8_t(zx), U.data());
-    qconv_avx512::igemm_u8s8_packed(M8, nc, K4, U.data(), S.data() + gi * M8 * K4 * 4, acc.data(), nc);
+    gather_quads(q, packed.data() + ng * C4 * IS, o0, o1, pad_word, U.data());
+    qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(U.data()),
+                                    S.data() + gi * M8 * K4 * 4, acc.data(), nc);
+    const int32_t* col_sums = acc.data() + s.Mg * nc;  // sum U per position (the row of ones)
     for (int64_t m = 0; m < s.Mg; ++m) {
       const int64_t mo = gi * s.Mg + m;
-      requantize_row(q, mo, bias[size_t(mo)], acc.data() + m * nc, nc, y + (n * s.M + mo) * OS + o0);
+      int32_t* row = acc.data() + m * nc;
+      if (sums && q.wz[size_t(mo)] != c)
+        qconv_avx2::add_scaled(row, col_sums, nc, c - q.wz[size_t(mo)], int32_t(uint32_t(K) * uint32_t(zx)));
+      sink.row(q, mo, bias[size_t(mo)], row, nc, (n * s.M + mo) * OS + o0);
     }
   });
 }
 
 // Whether the kernels here take this convolution: depthwise always; the
-// rest on AVX-512 VNNI with every weight minus its zero point in s8.
-bool kernel_takes(const QConv& q) {
-  if (q.s.Cg == 1 && q.s.Mg == 1) return true;
-  if (!cpu_avx512_vnni()) return false;
-  for (int32_t v : q.wd)
-    if (v < -128 || v > 127) return false;
-  return true;
+// rest on AVX-512 VNNI (which has AVX2 for the loops around it).
+bool kernel_takes(const QConv& q) { return (q.s.Cg == 1 && q.s.Mg == 1) || cpu_avx512_vnni(); }
+
+template <typename Sink>
+void run_sink(KernelContext& ctx, const QConv& q, const Tensor& X, const Sink& sink) {
+  if (X.dtype() == DType::UInt8)
+    run_typed(ctx, q, X.data<uint8_t>(), sink);
+  else
+    run_typed(ctx, q, X.data<int8_t>(), sink);
 }
 
 }  // namespace
@@ -225,17 +304,22 @@ bool kernel_takes(const QConv& q) {
 void run_qlinear_conv_8bit(KernelContext& ctx) {
   QConv q;
   const Tensor& X = ctx.input(0);
-  if (!read_qconv(ctx, q) || !kernel_takes(q)) return run_qlinear_conv_with(ctx, conv_int32);
+  if (!read_qlinear_conv(ctx, q) || !kernel_takes(q)) return run_qlinear_conv_with(ctx, conv_int32);
   const Tensor* yz = optional(ctx, 7);
   Tensor& Y = ctx.output(0, yz ? yz->dtype() : X.dtype(), conv_out_shape(q.s));
   if (Y.numel() == 0) return;
-  dispatch_q8(ctx, X.dtype(), [&](auto* xtag) {
-    using XT = std::remove_pointer_t<decltype(xtag)>;
-    dispatch_q8(ctx, Y.dtype(), [&](auto* ytag) {
-      using YT = std::remove_pointer_t<decltype(ytag)>;
-      run_typed(ctx, q, X.data<XT>(), Y.data<YT>());
-    });
+  dispatch_q8(ctx, Y.dtype(), [&](auto* ytag) {
+    using YT = std::remove_pointer_t<decltype(ytag)>;
+    run_sink(ctx, q, X, Requantized<YT>{Y.data<YT>()});
   });
+}
+
+void run_conv_integer_8bit(KernelContext& ctx) {
+  QConv q;
+  if (!read_operands(ctx, 0, 1, 2, 3, q) || !kernel_takes(q)) return run_conv_integer_with(ctx, conv_int32);
+  Tensor& Y = ctx.output(0, DType::Int32, conv_out_shape(q.s));
+  if (Y.numel() == 0) return;
+  run_sink(ctx, q, ctx.input(0), Sums{Y.data<int32_t>()});
 }
 
 }  // namespace kestrel::backends::cpu
