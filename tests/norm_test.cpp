@@ -290,6 +290,31 @@ TEST(DynamicQuantizeLinear, RoundsHalfToEven) {
   EXPECT_EQ(out[2].to_i64()[0], 0);
 }
 
+TEST(DynamicQuantizeLinear, RangeOverManyBlocksIsWhatOnePassGives) {
+  // 200,003 values (several of the range's 65,536-value blocks and a tail
+  // past its 16 lanes): the extremes sit in a middle block and in the tail,
+  // and NaNs are skipped.
+  std::vector<float> v = random_floats(200003, 31);
+  v[70000] = -1000.25f;
+  v[200002] = 1500.5f;
+  v[5] = std::nanf("");
+  v[131072] = std::nanf("");
+  std::vector<float> positive(v.size());
+  for (size_t i = 0; i < v.size(); ++i) positive[i] = std::fabs(v[i]);
+  positive[70000] = 0.0f;
+  for (const std::vector<float>* in : {&v, &positive}) {
+    float lo = 0, hi = 0;  // one pass in order, as ONNX defines the range
+    for (float f : *in) lo = std::min(lo, f), hi = std::max(hi, f);
+    ASSERT_EQ(hi, 1500.5f);
+    std::vector<Tensor> out = OneNode("DynamicQuantizeLinear", 11).run({Tensor::from_f32({int64_t(in->size())}, *in)}, 3);
+    const float scale = (hi - lo) / 255.0f;
+    EXPECT_EQ(out[1].to_f32()[0], scale);
+    EXPECT_EQ(out[2].to_i64()[0], int64_t(std::nearbyint(-lo / scale)));
+    EXPECT_EQ(out[0].to_i64()[200002], 255);
+    EXPECT_EQ(out[0].to_i64()[70000], in == &v ? 0 : out[2].to_i64()[0]);
+  }
+}
+
 TEST(BatchNormalization, TrainingModeIsRefused) {
   Tensor x = Tensor::from_f32({1, 2}, {1, 2});
   Tensor p = Tensor::from_f32({2}, {1, 1});
