@@ -75,6 +75,16 @@ std::vector<OpCase> cases() {
                  attr_i(n, "group", 4);
                },
                .no_vulkan_kernel = no_kernel});
+  // Past 256 taps a depthwise sum can leave float's exact integers: the int32 taps.
+  v.push_back({.label = "QLinearConv depthwise 17x17 (int32 taps)", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 3, 21, 19}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          u8(weight("w", {3, 1, 17, 17}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 256)),
+                          floats("ys", {2.5f}), u8(weight("yz", {}, 100, 140)), bias32("b", 3)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {8, 8, 8, 8});
+                 attr_i(n, "group", 3);
+               },
+               .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "QLinearConv 1x1 K 37 M 13 over 63 positions", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 37, 9, 7}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           i8(weight("w", {13, 37, 1, 1}, -128, 128)), floats("ws", {0.004f}),
