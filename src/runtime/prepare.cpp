@@ -11,7 +11,11 @@ bool runs_on_vulkan(const Config& c) {
 }
 
 families::ClaimReport prepare_graph(ir::Graph& g, const Config& c) {
-  passes::run_default_passes(g, {.integer_qdq = !runs_on_vulkan(c)});
+  // Only a graph with quantizers asks which backend runs it: the question
+  // may start a Vulkan instance, which the rest need not pay for.
+  bool quantized = false;
+  for (const ir::Node& n : g.nodes) quantized |= n.op_type == "DequantizeLinear" && n.domain.empty();
+  passes::run_default_passes(g, {.integer_qdq = quantized && !runs_on_vulkan(c)});
   return families::claim_families(g, c.claims);
 }
 
