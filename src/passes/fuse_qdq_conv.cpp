@@ -98,13 +98,14 @@ class QdqConvFusion {
     return -1;
   }
 
-  // A zero point's tensor, made when the quantizer has none (uint8 zero).
-  int zero_point_of(const QuantParams& p, const std::string& stem) {
+  // A zero point's tensor, made of zeros of `type` and `shape` when the
+  // quantizer has none.
+  int zero_point_of(const QuantParams& p, const std::string& stem, DType type, const Shape& shape) {
     if (p.zero_point_id >= 0) return p.zero_point_id;
-    int v = fresh_value(stem + "_zero_point_uint8");
-    Tensor z(DType::UInt8, {});
-    *z.data<uint8_t>() = 0;
-    g_.values[size_t(v)].dtype = DType::UInt8;
+    int v = fresh_value(stem + "_zero_point");
+    Tensor z(type, shape);
+    std::memset(z.raw(), 0, z.nbytes());
+    g_.values[size_t(v)].dtype = type;
     g_.initializers[v] = std::move(z);
     return v;
   }
@@ -198,15 +199,11 @@ class QdqConvFusion {
     f.opset = conv.opset;
     for (const char* a : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
       if (const ir::Attribute* at = conv.attr(a)) f.attrs[a] = *at;
-    f.inputs = {dx->inputs[0], dx->inputs[1], zero_point_of(px, conv.name + "_x"),
-                dw->inputs[0], dw->inputs[1], zero_point_of(pw, conv.name + "_w"),
-                q.inputs[1],   zero_point_of(py, conv.name + "_y")};
-    if (pw.zero_point_id < 0) {  // the weight's made zero point takes the weight's type and the scale's shape
-      Tensor z(w->dtype(), pw.scale->shape());
-      std::memset(z.raw(), 0, z.nbytes());
-      g_.values[size_t(f.inputs[5])].dtype = w->dtype();
-      g_.initializers[f.inputs[5]] = std::move(z);
-    }
+    // A quantizer without a zero point quantizes to uint8 (QuantizeLinear's
+    // output_dtype was refused above); the weight's takes its own type.
+    f.inputs = {dx->inputs[0], dx->inputs[1], zero_point_of(px, conv.name + "_x", DType::UInt8, {}),
+                dw->inputs[0], dw->inputs[1], zero_point_of(pw, conv.name + "_w", w->dtype(), pw.scale->shape()),
+                q.inputs[1],   zero_point_of(py, conv.name + "_y", DType::UInt8, {})};
     if (bias >= 0) f.inputs.push_back(bias);
     f.outputs = {q.outputs[0]};
     removed_[ci] = removed_[size_t(next)] = true;

@@ -44,7 +44,7 @@ std::vector<OpCase> cases() {
                .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
                .no_vulkan_kernel = no_kernel});
   // The CPU's own QLinearConv kernels (backends/cpu/qlinear_conv.cpp): the
-  // direct depthwise one (strides, dilations, int8 data), and the VNNI
+  // depthwise one in exact float (strides, dilations, int8 data), and the VNNI
   // product past its edges: K not a multiple of 4, rows not a multiple of 8,
   // columns not a multiple of 32, groups, chunks that end inside a row,
   // uint8 weights whose zero points are not 128 (a row of ones sums the
@@ -75,8 +75,8 @@ std::vector<OpCase> cases() {
                  attr_i(n, "group", 4);
                },
                .no_vulkan_kernel = no_kernel});
-  // Past 256 taps a depthwise sum can leave float's exact integers: the int32 taps.
-  v.push_back({.label = "QLinearConv depthwise 17x17 (int32 taps)", .op = "QLinearConv", .opset = 10,
+  // Past 256 taps a depthwise sum can leave float's exact integers: groups of one channel on the product.
+  v.push_back({.label = "QLinearConv depthwise 17x17 (on the product)", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 3, 21, 19}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           u8(weight("w", {3, 1, 17, 17}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 256)),
                           floats("ys", {2.5f}), u8(weight("yz", {}, 100, 140)), bias32("b", 3)},

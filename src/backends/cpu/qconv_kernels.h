@@ -18,10 +18,6 @@ void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, cons
 }  // namespace qconv_avx512
 
 namespace qconv_avx2 {
-// acc[i] += (x[i] - zero_point) * w for i < n: one tap of a depthwise
-// convolution along an output row (stride 1).
-void add_tap_u8(int32_t* acc, const uint8_t* x, int64_t n, int32_t zero_point, int32_t w);
-void add_tap_s8(int32_t* acc, const int8_t* x, int64_t n, int32_t zero_point, int32_t w);
 // acc[i] += scale * (sums[i] - offset) for i < n, wrapping as int32 does.
 void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int32_t offset);
 // y[i] = ops::requantize<Q>(acc[i] + bias, mult, zero_point) for i < n

@@ -1,20 +1,6 @@
-// QLinearConv's depthwise taps on AVX2 (qconv_kernels.h): plain loops the
-// compiler vectorizes for this file's instruction set.
+// QLinearConv's loops around its product on AVX2 (qconv_kernels.h): plain
+// loops the compiler vectorizes for this file's instruction set.
 #include "backends/cpu/qconv_kernels.h"
-
-namespace kestrel::backends::cpu::qconv_avx2 {
-
-void add_tap_u8(int32_t* acc, const uint8_t* x, int64_t n, int32_t zero_point, int32_t w) {
-  const int32_t bias = -zero_point * w;
-  for (int64_t i = 0; i < n; ++i) acc[i] += int32_t(x[i]) * w + bias;
-}
-
-void add_tap_s8(int32_t* acc, const int8_t* x, int64_t n, int32_t zero_point, int32_t w) {
-  const int32_t bias = -zero_point * w;
-  for (int64_t i = 0; i < n; ++i) acc[i] += int32_t(x[i]) * w + bias;
-}
-
-}  // namespace kestrel::backends::cpu::qconv_avx2
 
 namespace kestrel::backends::cpu::qconv_avx2 {
 namespace {

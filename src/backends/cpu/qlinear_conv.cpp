@@ -2,9 +2,9 @@
 // stored, for the 2-D convolutions quantized models are made of (the QDQ form
 // becomes QLinearConv at load, passes/fuse_qdq_conv.cpp; dynamically
 // quantized models run ConvInteger):
-//   - depthwise (one input and one output channel per group): the float
-//     convolution's depthwise kernel on x - zx and w - zw, exact for up to
-//     256 taps (a direct int32 kernel beyond);
+//   - depthwise (one input and one output channel per group) of up to 256
+//     taps: the float convolution's depthwise kernel on x - zx and w - zw,
+//     exactly;
 //   - the rest, where the CPU has AVX-512 VNNI: chunks of output positions
 //     gathered as the data's bytes and multiplied by the weights' on
 //     vpdpbusd (qconv_kernels.h), exact in int32, zero points of any value
@@ -47,7 +47,7 @@ struct QConv {
   std::vector<int32_t> wz;    // their zero point, one per output channel
   std::vector<int32_t> bias;  // one per output channel (zero without B)
   std::vector<float> mult;    // x_scale * w_scale / y_scale, one per output channel (QLinearConv)
-  bool avx2 = cpu_isa() >= CpuIsa::Avx2;  // the loops of qconv_kernels.h's AVX2 part run here
+  bool avx2 = cpu_isa() >= CpuIsa::Avx2;  // requantize on qconv_kernels.h's AVX2 loop
   int64_t K() const { return s.Cg * s.g.kernel_size(); }
   int32_t wd(int64_t m, int64_t k) const { return w[size_t(m * K() + k)] - wz[size_t(m)]; }
 };
@@ -121,44 +121,8 @@ struct Sums {
   }
 };
 
-// One tap along an output row: acc[i] += (x[i * stride] - zx) * w.
-template <typename X>
-void add_tap(int32_t* acc, const X* x, int64_t n, int64_t stride, int32_t zx, int32_t w, bool avx2) {
-  if (stride == 1 && avx2) {
-    if constexpr (std::is_same_v<X, uint8_t>)
-      return qconv_avx2::add_tap_u8(acc, x, n, zx, w);
-    else
-      return qconv_avx2::add_tap_s8(acc, x, n, zx, w);
-  }
-  for (int64_t i = 0; i < n; ++i) acc[i] += (int32_t(x[i * stride]) - zx) * w;
-}
-
-// One channel of a depthwise convolution: output rows in int32, each kernel
-// tap added over the run of columns whose input is inside the image (the
-// padding is zero once the zero point is taken off).
-template <typename X, typename Sink>
-void depthwise_channel(const QConv& q, const X* x, int64_t m, const Sink& sink, int64_t at,
-                       std::vector<int32_t>& acc) {
-  const Window2D w(q.s.g);
-  acc.resize(size_t(w.OW));
-  for (int64_t oh = 0; oh < w.OH; ++oh) {
-    std::fill(acc.begin(), acc.end(), 0);
-    for (int64_t kh = 0; kh < w.KH; ++kh) {
-      const int64_t ih = oh * w.SH - w.PH + kh * w.DH;
-      if (ih < 0 || ih >= w.H) continue;
-      for (int64_t kw = 0; kw < w.KW; ++kw) {
-        const int64_t off = kw * w.DW - w.PW;  // iw = ow * SW + off
-        // Columns with 0 <= ow * SW + off < W.
-        const int64_t lo = off >= 0 ? 0 : (-off + w.SW - 1) / w.SW;
-        const int64_t hi = std::min(w.OW, w.W - off <= 0 ? 0 : (w.W - off + w.SW - 1) / w.SW);
-        if (hi > lo)
-          add_tap(acc.data() + lo, x + ih * w.W + lo * w.SW + off, hi - lo, w.SW, q.xzp, q.wd(m, kh * w.KW + kw),
-                  q.avx2);
-      }
-    }
-    sink.row(q, m, q.bias[size_t(m)], acc.data(), w.OW, at + oh * w.OW);
-  }
-}
+// Depthwise layers whose exact sums float32 holds (run_typed).
+bool depthwise_in_float(const ConvShape& s) { return s.Cg == 1 && s.Mg == 1 && s.g.kernel_size() <= 256; }
 
 // One group of one image as the product reads it: channels in quads, each
 // pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
@@ -220,17 +184,16 @@ template <typename X, typename Sink>
 void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink) {
   const ConvShape& s = q.s;
   const int64_t IS = s.g.in_size(), OS = s.g.out_size();
-  if (s.Cg == 1 && s.Mg == 1) {
+  if (depthwise_in_float(s)) {
+    // In float on the float convolution's depthwise kernel, exactly: every
+    // product is an integer of at most 255 * 255, and every partial sum of at
+    // most 256 of them stays below 2^24. (Direct int32 taps ran 3x slower
+    // than this on BlazeFace's 24-channel 128x128 layers.)
     const int64_t taps = s.g.kernel_size();
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t t) {
+      static thread_local std::vector<float> xf, yf;
       static thread_local std::vector<int32_t> acc;
       const int64_t m = t % s.M;
-      if (taps > 256) return depthwise_channel(q, x + t * IS, m, sink, t * OS, acc);
-      // In float on the float convolution's depthwise kernel, exactly: every
-      // product is an integer of at most 255 * 255, and every partial sum of
-      // at most 256 of them stays below 2^24. (The int32 taps above ran 3x
-      // slower than this on BlazeFace's 24-channel 128x128 layers.)
-      static thread_local std::vector<float> xf, yf;
       xf.resize(size_t(IS));
       yf.resize(size_t(OS));
       acc.resize(size_t(OS));
@@ -306,9 +269,10 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
   });
 }
 
-// Whether the kernels here take this convolution: depthwise always; the
-// rest on AVX-512 VNNI (which has AVX2 for the loops around it).
-bool kernel_takes(const QConv& q) { return (q.s.Cg == 1 && q.s.Mg == 1) || cpu_avx512_vnni(); }
+// Whether the kernels here take this convolution: depthwise layers of up to
+// 256 taps always; the rest (depthwise beyond too, as groups of one channel)
+// on AVX-512 VNNI (which has AVX2 for the loops around it).
+bool kernel_takes(const QConv& q) { return depthwise_in_float(q.s) || cpu_avx512_vnni(); }
 
 template <typename Sink>
 void run_sink(KernelContext& ctx, const QConv& q, const Tensor& X, const Sink& sink) {
