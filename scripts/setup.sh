@@ -44,6 +44,30 @@ if [ ! -f "$top/.deps/npm/node_modules/onnxruntime-node/package.json" ]; then
   npm install --silent --no-audit --no-fund --ignore-scripts --prefix "$top/.deps/npm" onnxruntime-node@1.30.0
 fi
 
+# ONNX Runtime's C headers 1.29 (API version 29, with the plugin-EP API),
+# for libkestrel_ort_ep.so: from the Android archive inside npm's
+# com.github.asus4.onnxruntime@0.4.9 (MIT, Microsoft's headers). Only
+# headers/ is kept; the 150 MB package is not.
+ort_headers="$top/.deps/onnxruntime/include"
+if [ ! -f "$ort_headers/onnxruntime_ep_c_api.h" ]; then
+  echo "setup: fetching ONNX Runtime 1.29's C headers into .deps/onnxruntime" >&2
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent com.github.asus4.onnxruntime@0.4.9 >/dev/null &&
+   tar xzf com.github.asus4.onnxruntime-0.4.9.tgz package/Plugins/Android/onnxruntime.aar)
+  mkdir -p "$ort_headers"
+  python3 - "$tmp/package/Plugins/Android/onnxruntime.aar" "$ort_headers" <<'PY'
+import sys, zipfile, os
+aar, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(aar) as z:
+    for name in z.namelist():
+        if name.startswith("headers/") and name.endswith((".h", ".inc")):
+            with open(os.path.join(out, os.path.basename(name)), "wb") as f:
+                f.write(z.read(name))
+PY
+  rm -rf "$tmp"
+  grep -q "define ORT_API_VERSION 29" "$ort_headers/onnxruntime_c_api.h"
+fi
+
 # The shader compiler, pinned so every machine compiles the same SPIR-V:
 # glslang 13.1.1 (Debian 12 has 12.0, which lacks GL_KHR_cooperative_matrix,
 # the tensor-core GEMM's extension) and the SPIR-V Tools library it links,

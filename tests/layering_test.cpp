@@ -12,7 +12,7 @@
 namespace {
 
 const std::vector<std::string> kStages = {"core",     "ir",      "ops",    "onnx",     "passes", "families", "partition",
-                                          "backends", "runtime", "vision", "quantize", "api",    "apps"};
+                                          "backends", "runtime", "vision", "quantize", "api",    "apps",   "ort_ep"};
 
 int stage_of(const std::string& path) {  // path relative to src/
   const std::string top = path.substr(0, path.find('/'));

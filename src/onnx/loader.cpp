@@ -197,12 +197,17 @@ std::string node_name(const onnx::NodeProto& n, int index) {
 
 namespace {
 Model parse_model_bytes(const void* data, size_t size, const std::string& base_dir);
+Model convert_model(onnx::ModelProto& mp, const std::string& base_dir);
 }
 
 // Whatever stops a model from being read is, unless it says otherwise (a
 // missing external-data file, a newer element type), an invalid model.
 Model load_model_bytes(const void* data, size_t size, const std::string& base_dir) {
   return with_kind(ErrorKind::InvalidModel, [&] { return parse_model_bytes(data, size, base_dir); });
+}
+
+Model load_model_proto(onnx::ModelProto& mp, const std::string& base_dir) {
+  return with_kind(ErrorKind::InvalidModel, [&] { return convert_model(mp, base_dir); });
 }
 
 namespace {
@@ -212,6 +217,10 @@ Model parse_model_bytes(const void* data, size_t size, const std::string& base_d
   onnx::ModelProto mp;
   if (!mp.ParseFromArray(data, int(size)))
     fail_as(ErrorKind::InvalidModel, "the file is not a valid ONNX model: protobuf parsing failed (truncated or not an ONNX file)");
+  return convert_model(mp, base_dir);
+}
+
+Model convert_model(onnx::ModelProto& mp, const std::string& base_dir) {
   KESTREL_CHECK(mp.has_graph(), "the file parsed but holds no graph: not an ONNX model");
   Model m;
   m.ir_version = mp.ir_version();

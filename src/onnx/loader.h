@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 
 namespace onnx {
+class ModelProto;
 class TensorProto;
 class NodeProto;
 }
@@ -43,6 +44,11 @@ struct Model {
 Model load_model_file(const std::string& path);
 // `base_dir` is where external data files are looked up ("" = none allowed).
 Model load_model_bytes(const void* data, size_t size, const std::string& base_dir);
+
+// A model already parsed (or built in memory, as the ONNX Runtime plugin
+// does from ONNX Runtime's graph): the same checks and conversion as a file's
+// bytes get. ONNX's shape inference annotates `mp` in place.
+Model load_model_proto(onnx::ModelProto& mp, const std::string& base_dir);
 
 // Converts one TensorProto (also used to read the ONNX test suite's .pb files).
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir);

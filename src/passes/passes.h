@@ -31,6 +31,11 @@ int fold_batchnorm(ir::Graph& g);
 // count. Must run before fold_constants.
 int fuse_qdq_convs(ir::Graph& g);
 
+// Restores MatMul [+ Add] where ONNX Runtime flattened a linear layer on a
+// 3-D activation into Reshape -> Gemm -> Reshape (unflatten_gemm.cpp), the
+// form the transformer families recognize. Returns the count.
+int unflatten_gemms(ir::Graph& g);
+
 // What the backend that will run the graph wants from the passes.
 struct PassOptions {
   // The QDQ convolutions become QLinearConv: for backends with integer

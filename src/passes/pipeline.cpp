@@ -61,6 +61,7 @@ void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options
         import_enclosing_constants(*a.g, &here);
         run_passes(*a.g, &here, options);
       }
+  unflatten_gemms(g);
   fold_batchnorm(g);
   fuse_pads(g);
   fuse_activations(g);

@@ -55,6 +55,14 @@ std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, cons
   return s;
 }
 
+std::unique_ptr<Session> Session::load_model(onnx_io::Model&& model, const SessionOptions& opts) {
+  const runtime::Config c = configure(opts);
+  std::unique_ptr<Session> s(new Session());
+  s->model_ = std::make_unique<onnx_io::Model>(std::move(model));
+  s->init(c);
+  return s;
+}
+
 Session::~Session() = default;
 
 // Every edge (CLI, C API, Python) lands here: the options are checked and

@@ -44,6 +44,8 @@ class Session {
  public:
   static std::unique_ptr<Session> load(const std::string& path, const SessionOptions& opts = {});
   static std::unique_ptr<Session> load_bytes(const void* data, size_t size, const SessionOptions& opts = {});
+  // A model already loaded (onnx_io::load_model_proto: a graph that never was a file).
+  static std::unique_ptr<Session> load_model(onnx_io::Model&& model, const SessionOptions& opts = {});
   ~Session();
 
   const std::vector<TensorInfo>& inputs() const { return inputs_; }
