@@ -308,6 +308,12 @@ GraphModel model_of(const OrtGraph* graph, const std::vector<const OrtNode*>& no
     }
   }
 
+  // ONNX Runtime's types of the values in between: its shape inference
+  // knows ops (and newer opsets) that the ONNX library Kestrel links may not.
+  for (const OrtNode* n : nodes)
+    for (const OrtValueInfo* v : node_values(n, true))
+      if (v) write_type(v, *g.add_value_info());
+
   // Outputs.
   std::vector<const OrtValueInfo*> outputs;
   if (graph_outputs) {
