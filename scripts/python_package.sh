@@ -9,7 +9,9 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 py="$top/.deps/python/bin/python"
 [ -x "$py" ] || { echo "python_package.sh: $py is missing: run scripts/setup.sh" >&2; exit 1; }
-# build/ is configured by scripts/build.sh with Makefiles and the tests: the same generator and options here.
+# build/ is configured by scripts/build.sh with Makefiles, the tests and the ONNX Runtime
+# plugin: the same generator and options here (the wheel itself leaves the plugin out).
 CMAKE_GENERATOR="Unix Makefiles" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$py" -m pip install --quiet \
   --disable-pip-version-check --no-build-isolation --no-deps \
-  --config-settings=build-dir="$top/build" --config-settings=cmake.define.KESTREL_TESTS=ON "$top"
+  --config-settings=build-dir="$top/build" --config-settings=cmake.define.KESTREL_TESTS=ON \
+  --config-settings=cmake.define.KESTREL_ORT_EP=ON "$top"

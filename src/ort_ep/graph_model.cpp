@@ -45,6 +45,10 @@ void write_type(const OrtValueInfo* v, onnx::ValueInfoProto& out) {
   tensor->set_elem_type(int(et));  // ONNX Runtime numbers element types as ONNX does
   size_t rank = 0;
   check(ort().GetDimensionsCount(info, &rank), "GetDimensionsCount");
+  // No dims write no shape: a value of unknown rank reports none too (and
+  // ONNX Runtime infers ConcatFromSequence's output as a scalar), while a
+  // value without a shape is only checked at run time, by its real one.
+  if (rank == 0 || (api().version >= 24 && !ort().TensorTypeAndShape_HasShape(info))) return;
   std::vector<int64_t> dims(rank);
   std::vector<const char*> symbols(rank, nullptr);
   if (rank) {
