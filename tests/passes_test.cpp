@@ -296,3 +296,65 @@ TEST(ConstantFolding, FoldsWorkOnEnclosingConstantsInsideSubgraphs) {
   EXPECT_EQ(compiled->run({yes, x}, opts)[0].to_f32(), (std::vector<float>{-1.f, -4.f, -9.f}));
   EXPECT_EQ(compiled->run({no, x}, opts)[0].to_f32(), (std::vector<float>{11.f, 24.f, 39.f}));
 }
+
+namespace {
+// ONNX Runtime's MatMulAddFusion of a linear layer on x [1, 6, 4]: Reshape to
+// [6, 4] -> Gemm (W [4, 3] or its transpose, bias [3]) -> Reshape to `after`.
+ir::Graph flattened_linear(bool trans_b, std::vector<int64_t> after, bool x_shape_known) {
+  ir::Graph g;
+  const int x = g.add_value("x");
+  g.inputs.push_back(x);
+  g.values[size_t(x)].dtype = DType::Float32;
+  if (x_shape_known) g.values[size_t(x)].shape = std::vector<ir::Dim>{{1, ""}, {6, ""}, {4, ""}};
+  std::vector<float> w(12), b = {0.5f, -1.f, 2.f};
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 5 % 7) - 3) / 2;
+  g.initializers[g.add_value("w")] = Tensor::from_f32(trans_b ? Shape{3, 4} : Shape{4, 3}, w);
+  g.initializers[g.add_value("b")] = Tensor::from_f32({3}, b);
+  g.initializers[g.add_value("flat")] = Tensor::from_i64({6, 4});
+  g.initializers[g.add_value("back")] = Tensor::from_i64(after);
+  g.nodes.push_back(make_node(g, "Reshape", {"x", "flat"}, {"a"}));
+  ir::Node gemm = make_node(g, "Gemm", {"a", "w", "b"}, {"y2"});
+  ir::Attribute t;
+  t.i = trans_b ? 1 : 0;
+  gemm.attrs["transB"] = t;
+  g.nodes.push_back(gemm);
+  g.nodes.push_back(make_node(g, "Reshape", {"y2", "back"}, {"y"}));
+  g.outputs = {g.find("y")};
+  return g;
+}
+}  // namespace
+
+TEST(GemmUnflattening, RestoresMatMulAndAddWithTheSameResult) {
+  std::vector<float> xv(24);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 11 % 13) - 6) / 4;
+  const Tensor x = Tensor::from_f32({1, 6, 4}, xv);
+  struct Case {
+    bool trans_b;
+    std::vector<int64_t> after;
+    bool x_known;
+    std::vector<std::string> ops;  // after the pass
+  };
+  for (const Case& c : std::vector<Case>{
+           {false, {1, 6, 3}, true, {"MatMul", "Add"}},             // the layer as exported
+           {true, {1, 6, 3}, true, {"MatMul", "Add"}},              // transposed weight
+           {false, {1, 6, 3, 1}, true, {"MatMul", "Add", "Reshape"}},  // merged with a following Reshape
+           {false, {1, 6, 3}, false, {"Reshape", "MatMul", "Add"}},  // x's shape unknown: reshaped to [1, 6, 4]
+       }) {
+    ir::Graph plain = flattened_linear(c.trans_b, c.after, c.x_known), restored = plain;
+    ASSERT_EQ(passes::unflatten_gemms(restored), 1);
+    std::vector<std::string> ops;
+    for (const ir::Node& n : restored.nodes) ops.push_back(n.op_type);
+    EXPECT_EQ(ops, c.ops);
+    const Tensor want = run_graph(plain, x)[0], got = run_graph(restored, x)[0];
+    EXPECT_EQ(got.shape(), want.shape());
+    const std::vector<float> w = want.to_f32(), r = got.to_f32();
+    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(r[i], w[i], 1e-6f) << "element " << i;
+  }
+}
+
+TEST(GemmUnflattening, LeavesAGemmWhoseFlatOutputIsReadElsewhere) {
+  ir::Graph g = flattened_linear(false, {1, 6, 3}, true);
+  g.nodes.push_back(make_node(g, "Identity", {"y2"}, {"flat_copy"}));
+  g.outputs.push_back(g.find("flat_copy"));
+  EXPECT_EQ(passes::unflatten_gemms(g), 0);
+}
