@@ -11,6 +11,7 @@ stage=$(mktemp -d)
 mkdir -p "$stage/bin" "$stage/lib" "$stage/models" "$out"
 cp build/kestrel build/tests/kestrel_backend_ops build/tests/kestrel_tests "$stage/bin/"
 cp -a build/libkestrel.so* build/libkestrel_internal.so "$stage/lib/"  # the C API library (versioned, with its SONAME links) and the tests' one
+cp build/libkestrel_ort_ep.so "$stage/lib/"  # the ONNX Runtime plugin (bench/ort_ep_vs_ort.py)
 for lib in libonnx.so.1 libonnx_proto.so.1 libprotobuf.so.32 libdnnl.so.2 libOpenCL.so.1 libzip.so.4; do
   cp -L "/lib/x86_64-linux-gnu/$lib" "$stage/lib/"
 done
