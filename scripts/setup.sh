@@ -83,6 +83,18 @@ if [ "$(cat "$glslang_dir/pins" 2>/dev/null)" != "$glslang_pins" ]; then
   echo "$glslang_pins" > "$glslang_dir/pins"
 fi
 
+# Other ONNX Runtime releases the plugin must load into (tests/python/test_ort_ep.py
+# runs CLIP through each): its headers are 1.29's, and it negotiates down to 1.23.
+ort_versions="1.23.2 1.29.0 1.31.1"
+for v in $ort_versions; do
+  if [ ! -f "$top/.deps/onnxruntime-releases/$v/onnxruntime/__init__.py" ]; then
+    echo "setup: installing onnxruntime==$v into .deps/onnxruntime-releases/$v" >&2
+    rm -rf "$top/.deps/onnxruntime-releases/$v"
+    python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: \
+      --python-version 3.11 --target "$top/.deps/onnxruntime-releases/$v" "onnxruntime==$v"
+  fi
+done
+
 # The Python package's build and test environment: a virtual environment of
 # Debian's python3 with every package pinned (python/requirements-test.txt),
 # remade when that file changes.

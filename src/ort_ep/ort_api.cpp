@@ -1,5 +1,8 @@
 #include "ort_ep/ort_api.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "core/error.h"
 
 namespace kestrel::ort_ep {
@@ -21,7 +24,13 @@ const Api& init_api(const OrtApiBase* base) {
   if (g_api.ort) return g_api;
   if (!base) throw std::runtime_error("Kestrel: ONNX Runtime passed no OrtApiBase");
   g_api.runtime = base->GetVersionString ? base->GetVersionString() : "unknown";
-  for (uint32_t v = ORT_API_VERSION; v >= kOldestApi; --v) {
+  // ONNX Runtime 1.N serves API versions up to N and logs an error for each
+  // newer one asked: start from the runtime's own version where it parses.
+  uint32_t newest = ORT_API_VERSION;
+  unsigned major = 0, minor = 0;
+  if (std::sscanf(g_api.runtime.c_str(), "%u.%u", &major, &minor) == 2 && major == 1 && minor >= kOldestApi)
+    newest = std::min<uint32_t>(newest, minor);
+  for (uint32_t v = newest; v >= kOldestApi; --v) {
     if (const OrtApi* api = base->GetApi(v)) {
       g_api.ort = api;
       g_api.version = v;
