@@ -26,6 +26,7 @@ constexpr const char* kEpName = "Kestrel";
 constexpr const char* kBackendKey = "kestrel.backend";  // "vulkan" or "cpu"
 constexpr const char* kDeviceKey = "kestrel.device";    // the Vulkan device's index
 constexpr const char* kDeviceNameKey = "kestrel.device_name";
+constexpr const char* kDeviceTypeKey = "kestrel.device_type";  // Vulkan's: "discrete", "integrated", "cpu" ...
 // Provider options arrive in the session's options under this prefix
 // (ONNX Runtime lower-cases the EP name).
 constexpr const char* kOptionPrefix = "ep.kestrel.";
@@ -65,18 +66,35 @@ OrtStatus* ORT_API_CALL get_supported_devices(OrtEpFactory* self, const OrtHardw
       }
       // Best device first, as Kestrel itself would pick.
       std::stable_sort(vk.begin(), vk.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+      // Several GPUs of one model (eight H200s) share their IDs: each Vulkan
+      // device takes the next hardware device with its IDs not yet taken.
+      // The order is the order of preference: ONNX Runtime's selection
+      // policies take the first Kestrel device on the hardware they choose,
+      // so Kestrel's CPU backend comes before a Vulkan device that is itself
+      // a CPU implementation (lavapipe, far slower than either CPU EP).
+      std::vector<bool> taken(count, false);
+      std::vector<const vulkan::DeviceInfo*> on_cpu;
+      auto add = [&](const OrtHardwareDevice* h, std::vector<std::pair<std::string, std::string>> meta) {
+        if (*n_out < max_out) out[(*n_out)++] = make_device(self, h, meta);
+      };
+      auto vulkan_meta = [](const vulkan::DeviceInfo& d) {
+        return std::vector<std::pair<std::string, std::string>>{{kBackendKey, "vulkan"}, {kDeviceKey, std::to_string(d.index)},
+                                                                {kDeviceNameKey, d.name}, {kDeviceTypeKey, d.type}};
+      };
       for (const vulkan::DeviceInfo& d : vk) {
         const OrtHardwareDevice* match = nullptr;
         for (size_t i = 0; i < count && !match; ++i)
-          if (ort().HardwareDevice_Type(hw[i]) == OrtHardwareDeviceType_GPU &&
-              ort().HardwareDevice_VendorId(hw[i]) == d.vendor_id && ort().HardwareDevice_DeviceId(hw[i]) == d.device_id)
+          if (!taken[i] && ort().HardwareDevice_Type(hw[i]) == OrtHardwareDeviceType_GPU &&
+              ort().HardwareDevice_VendorId(hw[i]) == d.vendor_id && ort().HardwareDevice_DeviceId(hw[i]) == d.device_id) {
             match = hw[i];
-        if (!match && d.type == "cpu") match = cpu;
-        if (!match || *n_out >= max_out) continue;
-        out[(*n_out)++] = make_device(self, match, {{kBackendKey, "vulkan"}, {kDeviceKey, std::to_string(d.index)},
-                                                    {kDeviceNameKey, d.name}});
+            taken[i] = true;
+          }
+        if (match) add(match, vulkan_meta(d));
+        else if (d.type == "cpu") on_cpu.push_back(&d);
       }
-      if (cpu && *n_out < max_out) out[(*n_out)++] = make_device(self, cpu, {{kBackendKey, "cpu"}});)
+      if (cpu) add(cpu, {{kBackendKey, "cpu"}});
+      if (cpu)
+        for (const vulkan::DeviceInfo* d : on_cpu) add(cpu, vulkan_meta(*d));)
 }
 
 std::optional<std::string> option(const OrtSessionOptions* so, const std::string& key) {
@@ -98,15 +116,19 @@ OrtStatus* ORT_API_CALL create_ep(OrtEpFactory*, const OrtHardwareDevice* const*
   *ep = nullptr;
   KESTREL_ORT_GUARD(
       if (count == 0) fail_as(ErrorKind::InvalidArgument, "no device was selected");
-      // A Vulkan device when one was selected, else the CPU.
-      size_t pick = 0;
-      for (size_t i = 0; i < count; ++i) {
+      // ONNX Runtime's selection policies hand over every Kestrel device on
+      // the hardware they chose: a GPU's Vulkan device first, then Kestrel's
+      // CPU backend, and a Vulkan device that is itself a CPU implementation
+      // (lavapipe, far slower than either CPU EP) only when chosen alone.
+      auto rank = [&](size_t i) {
         const char* b = ort().GetKeyValue(meta[i], kBackendKey);
-        if (b && std::string(b) == "vulkan") {
-          pick = i;
-          break;
-        }
-      }
+        const char* t = ort().GetKeyValue(meta[i], kDeviceTypeKey);
+        if (!b || std::string(b) != "vulkan") return 1;
+        return t && std::string(t) == "cpu" ? 0 : 2;
+      };
+      size_t pick = 0;
+      for (size_t i = 1; i < count; ++i)
+        if (rank(i) > rank(pick)) pick = i;
       EpConfig config;
       const char* backend = ort().GetKeyValue(meta[pick], kBackendKey);
       const bool vulkan = backend && std::string(backend) == "vulkan";

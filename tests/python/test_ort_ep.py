@@ -70,6 +70,7 @@ def test_devices_one_per_vulkan_device_and_the_cpu(kestrel_devices):
     assert vk.ep_metadata["kestrel.device_name"], vk.ep_metadata
     # lavapipe is a CPU implementation of Vulkan: it sits on ONNX Runtime's CPU device.
     assert vk.device.type in (ort.OrtHardwareDeviceType.CPU, ort.OrtHardwareDeviceType.GPU)
+    assert vk.ep_metadata["kestrel.device_type"] in ("cpu", "discrete", "integrated", "virtual", "other")
 
 
 FIXTURES = sorted(
@@ -258,3 +259,18 @@ def test_other_onnx_runtime_releases_load_the_plugin(version):
     assert ran == version
     assert float(err) < 5e-4, out.stdout  # 1e-4 of the outputs' ranges (about 4 and 7), as above
     assert "is not available" not in out.stderr  # no API version asked that the runtime lacks
+
+
+@pytest.mark.parametrize("policy", ["PREFER_CPU", "PREFER_GPU"])
+def test_automatic_selection_never_picks_a_cpu_implementation_of_vulkan(kestrel_devices, policy):
+    # ONNX Runtime's policies take the first Kestrel device on the hardware they choose. Here
+    # the only Vulkan device is lavapipe, on the CPU, where Kestrel's CPU backend comes first:
+    # it takes CLIP's fused encoder and leaves a convolutional model to ONNX Runtime.
+    def placed(model):
+        so = ort.SessionOptions()
+        so.set_provider_selection_policy(getattr(ort.OrtExecutionProviderDevicePolicy, policy))
+        so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+        return nodes_per_ep(ort.InferenceSession(model, sess_options=so))
+    assert kestrel_devices["vulkan"].ep_metadata["kestrel.device_type"] == "cpu"
+    assert list(placed(os.path.join(FAMILIES, "clip", "torchscript.onnx"))) == ["Kestrel"]
+    assert list(placed(model_path("blazeface_back_256.onnx"))) == ["CPUExecutionProvider"]
