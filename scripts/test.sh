@@ -3,7 +3,8 @@
 # real models and photos, and runs every test: unit tests, ONNX's backend
 # suite, the real models against ONNX Runtime, bad-input tests, the Python
 # package against ONNX Runtime's Python API and served by Ray, the Vulkan
-# tests under the validation layer, the CPU suite under ASan/UBSan and the
+# tests under the validation layer, the arm64 cross-build under emulation
+# (scripts/cross_arm64.sh; KESTREL_ARM64_TESTS=off skips it), the CPU suite under ASan/UBSan and the
 # multi-threaded tests under TSan (scripts/sanitize.sh), and the
 # model-loader fuzzer under AddressSanitizer (KESTREL_FUZZ_SECONDS, default 120).
 # Each step ends with a line "test.sh: STEP took N s".
@@ -26,6 +27,7 @@ step ctest bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
 # synchronization validation): any validation message fails.
 [ "${KESTREL_VULKAN_TESTS:-on}" = off ] || step validate_vulkan bash scripts/validate_vulkan.sh
 # The CPU suite under ASan/UBSan and the multi-threaded tests under TSan.
+[ "${KESTREL_ARM64_TESTS:-on}" = off ] || step arm64 bash scripts/cross_arm64.sh
 step sanitize bash scripts/sanitize.sh
 # The fuzz targets are built by sanitize.sh, on its ASan build's library.
 step fuzz bash scripts/fuzz.sh "${KESTREL_FUZZ_SECONDS:-120}" "$top/build-asan"

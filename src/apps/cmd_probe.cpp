@@ -6,6 +6,11 @@
 #include <sstream>
 #include <thread>
 
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #include "apps/cli.h"
 #include "apps/json_report.h"
 #include "backends/vulkan/device.h"
@@ -24,14 +29,32 @@ Json cpu_json() {
     std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
     std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
     if (key == "model name" && model.empty()) model = value;
-    if (key == "flags" && flags.empty()) {
+    if ((key == "flags" || key == "Features") && flags.empty()) {  // x86-64's name, arm64's
       std::istringstream in(value);
       for (std::string w; in >> w;) flags.insert(w);
     }
   }
-  // The features Kestrel's kernels and libraries care about.
+#if defined(__aarch64__)
+  // The kernel's own word (the hardware capabilities it gives the process),
+  // which also holds under qemu-user, whose /proc/cpuinfo is the host's.
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  flags.clear();
+  if (hw & HWCAP_ASIMD) flags.insert("asimd");
+  if (hw & HWCAP_ASIMDDP) flags.insert("asimddp");
+  if (hw & HWCAP_ASIMDHP) flags.insert("asimdhp");
+  if (hw & HWCAP_SVE) flags.insert("sve");
+  if (hw2 & HWCAP2_SVE2) flags.insert("sve2");
+  if (hw2 & HWCAP2_I8MM) flags.insert("i8mm");
+  if (hw2 & HWCAP2_BF16) flags.insert("bf16");
+  if (model.empty()) model = "arm64";
+#endif
+  // The features Kestrel's kernels and libraries care about: x86-64's levels
+  // (core/cpu_isa.h), and on arm64 NEON (asimd), its 8-bit dot product
+  // (asimddp), half-precision arithmetic (asimdhp), the 8-bit matrix multiply
+  // (i8mm), bfloat16 and SVE.
   const char* wanted[] = {"sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl",
-                          "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "asimd", "sve"};
+                          "avx512_vnni", "avx_vnni", "avx512_bf16", "avx512_fp16", "amx_tile",
+                          "asimd", "asimddp", "asimdhp", "i8mm", "bf16", "sve", "sve2"};
   Json feats = Json::array();
   for (const char* w : wanted)
     if (flags.count(w)) feats.push_back(w);

@@ -1,6 +1,8 @@
 #include "core/cpu_isa.h"
 
+#if KESTREL_X86
 #include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -15,11 +17,15 @@ CpuIsa cpu_isa_detected() {
   // OS saving the YMM state, which __builtin_cpu_supports checks. F16C is
   // read from CPUID itself: clang's builtin does not know it.
   static const CpuIsa detected = [] {
+#if !KESTREL_X86
+    return CpuIsa::Baseline;
+#else
     __builtin_cpu_init();
     unsigned a = 0, b = 0, c = 0, d = 0;
     const bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
     if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") || !f16c) return CpuIsa::Baseline;
     return __builtin_cpu_supports("avx512f") ? CpuIsa::Avx512 : CpuIsa::Avx2;
+#endif
   }();
   return detected;
 }
@@ -28,8 +34,12 @@ CpuIsa cpu_isa() { return std::min(cpu_isa_detected(), cap.load(std::memory_orde
 
 bool cpu_avx512_vnni() {
   static const bool vnni = [] {
+#if KESTREL_X86
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512vnni") != 0;
+#else
+    return false;
+#endif
   }();
   return vnni && cpu_isa() >= CpuIsa::Avx512;
 }

@@ -6,6 +6,15 @@
 // KESTREL_CPU_ISA, a process setting; tests force each level).
 #pragma once
 
+// Whether this build targets x86-64: the only one with the levels below. On
+// other CPUs (arm64) every kernel runs at the baseline, portable C++ the
+// compiler vectorizes for the target (NEON on arm64).
+#if defined(__x86_64__) || defined(_M_X64)
+#define KESTREL_X86 1
+#else
+#define KESTREL_X86 0
+#endif
+
 namespace kestrel {
 
 enum class CpuIsa {

@@ -9,7 +9,14 @@
 // instruction a baseline CPU lacks. GCC and clang spell the region apart.
 #pragma once
 
-#if defined(__clang__)
+#include "core/cpu_isa.h"
+
+#if !KESTREL_X86
+// No levels off x86-64: the region compiles at the baseline, and cpu_isa()
+// never picks it.
+#define KESTREL_ISA_AVX2_BEGIN
+#define KESTREL_ISA_END
+#elif defined(__clang__)
 #define KESTREL_ISA_AVX2_BEGIN \
   _Pragma("clang attribute push(__attribute__((target(\"avx2,fma,f16c\"))), apply_to = function)")
 #define KESTREL_ISA_END _Pragma("clang attribute pop")

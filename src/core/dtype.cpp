@@ -1,10 +1,13 @@
 #include "core/dtype.h"
 
-#include <immintrin.h>
 
 #include <cmath>
 
 #include "core/cpu_isa.h"
+
+#if KESTREL_X86
+#include <immintrin.h>
+#endif
 
 namespace kestrel {
 
@@ -115,6 +118,7 @@ namespace {
 // instructions where it has them (every x86-64-v3 CPU; chosen at run time,
 // core/cpu_isa.h), returning how many they did; the rest one by one, rounding
 // to nearest even like them.
+#if KESTREL_X86
 __attribute__((target("avx,f16c"))) int64_t half_to_float_f16c(const uint16_t* s, float* d, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -128,6 +132,11 @@ __attribute__((target("avx,f16c"))) int64_t float_to_half_f16c(const float* s, u
                      _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   return i;
 }
+#else
+// (No F16C off x86-64: cpu_isa() is the baseline there and these never run.)
+int64_t half_to_float_f16c(const uint16_t*, float*, int64_t) { return 0; }
+int64_t float_to_half_f16c(const float*, uint16_t*, int64_t) { return 0; }
+#endif
 }  // namespace
 
 void halves_to_floats(const uint16_t* s, float* d, int64_t n) {

@@ -11,6 +11,9 @@ namespace kestrel::backends::cpu {
 
 bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
                  float* C, int64_t ldc, CpuIsa isa) {
+#if !KESTREL_X86
+  return false;  // the narrow kernels are x86-64's (AVX2, AVX-512)
+#else
   if (K < 8 || isa == CpuIsa::Baseline) return false;
   // (One thread: splitting these products over threads measured slower on
   // the 16-core H200 host, 0.07 -> 0.16 ms for Silero VAD.)
@@ -39,6 +42,7 @@ bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64
     return true;
   }
   return false;
+#endif
 }
 
 }  // namespace kestrel::backends::cpu

@@ -256,8 +256,10 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     U.resize(size_t(K4 * nc));
     acc.resize(size_t(M8 * nc));
     gather_quads(q, packed.data() + ng * C4 * IS, o0, o1, pad_word, U.data());
+#if KESTREL_X86
     qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(U.data()),
                                     S.data() + gi * M8 * K4 * 4, acc.data(), nc);
+#endif  // (kernel_takes: only where the CPU has AVX-512 VNNI)
     const int32_t* col_sums = acc.data() + s.Mg * nc;  // sum U per position (the row of ones)
     for (int64_t m = 0; m < s.Mg; ++m) {
       const int64_t mo = gi * s.Mg + m;
