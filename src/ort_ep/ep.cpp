@@ -96,9 +96,14 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* self, const OrtGraph* graph, OrtEp
       for (size_t k = 0; k < shown.size(); ++k) {
         const size_t i = shown_index[k];
         const runtime::NodePlacement& p = placement.nodes[k];
-        g.eligible[i] = p.on_backend;
+        // A node Kestrel runs beside the GPU (an op without a Vulkan kernel)
+        // still joins the group around it, as in a Kestrel session: cut out,
+        // it would send what flows around it through ONNX Runtime instead
+        // (SAM op by op: its attention scores, 800 MB a layer, 0.9x the CPU
+        // EP's speed). What makes a group worth claiming is GPU work.
+        g.eligible[i] = placement.vulkan ? p.in_session : p.on_backend;
         encoder_of[i] = p.encoder;
-        heavy_node[i] = !p.encoder.empty() || heavy(op_of(nodes[i]));
+        heavy_node[i] = !p.encoder.empty() || (p.on_backend && heavy(op_of(nodes[i])));
       }
       size_t claimed_nodes = 0, claimed_groups = 0;
       std::set<std::string> encoders;

@@ -5,6 +5,7 @@
 #include "backends/backend.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
+#include "ops/registry.h"
 #include "runtime/config.h"
 #include "runtime/prepare.h"
 
@@ -34,8 +35,11 @@ GraphPlacement place_nodes(const ir::Graph& g, const SessionOptions& opts) {
   // move a node's work into another the backend also runs.
   const std::vector<backends::NodeVerdict> as_given = backend->capability(g);
   out.nodes.resize(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    out.nodes[i] = {as_given[i].supported, "", as_given[i].reason};
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    out.nodes[i] = {as_given[i].supported, ops::find_op(n.domain, n.op_type, n.opset) != nullptr, "",
+                    as_given[i].reason};
+  }
 
   // The encoders: claimed on a copy as a session claims them; each original
   // node of a fused encoder the backend runs goes with it.
@@ -58,7 +62,7 @@ GraphPlacement place_nodes(const ir::Graph& g, const SessionOptions& opts) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     auto e = encoder_of.find(g.nodes[i].name);
     if (e == encoder_of.end()) continue;
-    out.nodes[i] = {true, e->second, ""};
+    out.nodes[i] = {true, true, e->second, ""};
   }
   return out;
 }

@@ -16,6 +16,9 @@ namespace kestrel::runtime {
 struct NodePlacement {
   // The backend runs it: its own kernel, or the fused encoder that replaced it.
   bool on_backend = false;
+  // A session runs it at all: on the backend, or on the CPU beside it (an op
+  // without a Vulkan kernel, as a Vulkan session runs it on its own).
+  bool in_session = false;
   std::string encoder;  // the family whose fused encoder replaced the node ("": none)
   std::string why;      // why the backend leaves it, when it does
 };
