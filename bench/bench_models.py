@@ -65,19 +65,38 @@ def output_agreement(ours, ref):
     return (float(k @ r / den) if den > 0 else 1.0), (float(np.max(np.abs(k - r)) / rng) if rng > 0 else 0.0)
 
 
+def session_median_ms(session, feeds, runs, warmups=3):
+    """Median ms of an onnxruntime session's runs after `warmups` untimed ones."""
+    for _ in range(warmups):
+        session.run(None, feeds)
+    t = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        session.run(None, feeds)
+        t.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(t))
+
+
 def ort_median_ms(model, feeds, threads, runs):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    for _ in range(3):
-        s.run(None, feeds)
-    t = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        s.run(None, feeds)
-        t.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(t)), s.run(None, feeds)
+    return session_median_ms(s, feeds, runs), s.run(None, feeds)
+
+
+def family_model(work, name):
+    """A full-size family model under work/NAME (exported by tools/export_models.py --full on
+    first use): (model path, feeds for onnxruntime, --input flags for kestrel)."""
+    d = os.path.join(work, name)
+    model = os.path.join(d, "torchscript.onnx")
+    if not os.path.exists(model):
+        import export_models  # (torch and transformers: only where models are exported)
+        export_models.build_one(name, work, True, ["torchscript"])
+    meta = json.load(open(os.path.join(d, "meta.json")))
+    feeds = {n: np.load(os.path.join(d, f"input_{i}.npy")) for i, n in enumerate(meta["inputs"])}
+    flags = [x for i, n in enumerate(meta["inputs"]) for x in ("--input", f"{n}={os.path.join(d, f'input_{i}.npy')}")]
+    return model, feeds, flags
 
 
 def parse_args():

@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402
-from bench_models import kestrel_bench, ort_median_ms, output_agreement  # noqa: E402
+from bench_models import family_model, kestrel_bench, ort_median_ms, output_agreement  # noqa: E402
 
 DEFAULT = ["clip", "siglip", "dinov2", "depth_anything"]
 
@@ -76,13 +76,7 @@ def main():
     gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
     rows = []
     for name in a.models:
-        d = os.path.join(a.work, name)
-        model = os.path.join(d, "torchscript.onnx")
-        if not os.path.exists(model):
-            export_models.build_one(name, a.work, True, ["torchscript"])
-        meta = json.load(open(os.path.join(d, "meta.json")))
-        feeds = {n: np.load(os.path.join(d, f"input_{i}.npy")) for i, n in enumerate(meta["inputs"])}
-        flags = [x for i, n in enumerate(meta["inputs"]) for x in ("--input", f"{n}={os.path.join(d, f'input_{i}.npy')}")]
+        model, feeds, flags = family_model(a.work, name)
         flags += ["--threads", str(a.threads)]
         info = json.loads(subprocess.check_output([a.kestrel, "inspect", model, "--json"]))
         fam = ", ".join(f"{c['family']} ({c['layers']} layers)" for c in info["families"]) or "none"

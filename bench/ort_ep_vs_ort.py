@@ -14,17 +14,15 @@ import itertools
 import json
 import os
 import platform
-import subprocess
 import sys
-import time
 
-import numpy as np
 import onnxruntime as ort
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 sys.path.insert(0, HERE)
-from bench_models import each_model, kestrel_bench, ort_median_ms, output_agreement  # noqa: E402
+from bench_models import (each_model, family_model, kestrel_bench, ort_median_ms, output_agreement,  # noqa: E402
+                          session_median_ms)
 
 FAMILIES = ["clip", "siglip", "dinov2", "depth_anything", "modernbert"]
 
@@ -36,19 +34,6 @@ def kestrel_ep_session(device, model, precision):
     return ort.InferenceSession(model, sess_options=so)
 
 
-def median_ms(session, feeds, runs):
-    # Kestrel checks a fused encoder on the CPU on the first run at a shape, learns the
-    # placement on the next and records for replay on the third: five warm-ups.
-    for _ in range(5):
-        session.run(None, feeds)
-    t = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        session.run(None, feeds)
-        t.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(t))
-
-
 def placement(session):
     count = {}
     for sg in session.get_provider_graph_assignment_info():
@@ -57,17 +42,8 @@ def placement(session):
 
 
 def family_models(a):
-    if not a.families:
-        return
-    import export_models
     for name in a.families:
-        d = os.path.join(a.work, name)
-        model = os.path.join(d, "torchscript.onnx")
-        if not os.path.exists(model):
-            export_models.build_one(name, a.work, True, ["torchscript"])
-        meta = json.load(open(os.path.join(d, "meta.json")))
-        feeds = {n: np.load(os.path.join(d, f"input_{i}.npy")) for i, n in enumerate(meta["inputs"])}
-        flags = [x for i, n in enumerate(meta["inputs"]) for x in ("--input", f"{n}={os.path.join(d, f'input_{i}.npy')}")]
+        model, feeds, flags = family_model(a.work, name)
         yield name + " (full size)", model, a.runs, feeds, flags
 
 
@@ -95,7 +71,9 @@ def main():
         try:
             cpu_ms, ref = ort_median_ms(model, feeds, a.threads, max(3, runs // 2))
             ep = kestrel_ep_session(device, model, a.precision)
-            ep_ms = median_ms(ep, feeds, runs)
+            # Kestrel checks a fused encoder on the CPU on the first run at a shape, learns
+            # the placement on the next and records for replay on the third: five warm-ups.
+            ep_ms = session_median_ms(ep, feeds, runs, warmups=5)
             got = ep.run(None, feeds)
             cos, err = min((output_agreement(g, r) for g, r in zip(got, ref)), key=lambda ce: ce[0])
             placed = placement(ep)

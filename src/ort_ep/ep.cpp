@@ -73,17 +73,15 @@ OrtStatus* ORT_API_CALL get_capability(OrtEp* self, const OrtGraph* graph, OrtEp
 
       // Kestrel's own verdicts on the graph as ONNX Runtime holds it.
       runtime::GraphPlacement placement;
-      std::vector<std::string> names;
       try {
         GraphModel gm = model_of(graph, shown, false);
-        names = gm.node_names;
         onnx_io::Model model = onnx_io::load_model_proto(gm.model, "");
         placement = runtime::place_nodes(model.graph, ep.config.session);
         std::unordered_map<std::string, size_t> at;
         for (size_t i = 0; i < model.graph.nodes.size(); ++i) at[model.graph.nodes[i].name] = i;
         std::vector<runtime::NodePlacement> by_shown(shown.size());
         for (size_t i = 0; i < shown.size(); ++i)
-          if (auto a = at.find(names[i]); a != at.end()) by_shown[i] = placement.nodes[a->second];
+          if (auto a = at.find(gm.node_names[i]); a != at.end()) by_shown[i] = placement.nodes[a->second];
         placement.nodes = std::move(by_shown);
       } catch (const std::exception& e) {
         ep.log(ORT_LOGGING_LEVEL_WARNING, std::string("Kestrel claims nothing in this graph: ") + e.what());

@@ -8,7 +8,6 @@
 // form, with the same arithmetic.
 #include <algorithm>
 #include <numeric>
-#include <optional>
 
 #include "passes/graph_uses.h"
 #include "passes/passes.h"
@@ -69,12 +68,6 @@ Tensor transposed(const Tensor& w) {  // [N, K] float32 -> [K, N]
   return t;
 }
 
-// What replaces one Gemm.
-struct Unflattened {
-  std::vector<ir::Node> nodes;  // MatMul [, Add]
-  int drop_reshape_before = -1, drop_reshape_after = -1;
-};
-
 }  // namespace
 
 int unflatten_gemms(ir::Graph& g) {
@@ -83,7 +76,7 @@ int unflatten_gemms(ir::Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (int v : g.nodes[i].inputs)
       if (v >= 0) reader[size_t(v)] = int(i);
-  std::vector<std::optional<Unflattened>> rewrite(g.nodes.size());
+  std::vector<std::vector<ir::Node>> rewrite(g.nodes.size());  // per Gemm replaced: its nodes
   std::vector<bool> removed(g.nodes.size(), false);
   int count = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -118,7 +111,7 @@ int unflatten_gemms(ir::Graph& g) {
     // The MatMul reads the Reshape's input itself where its last dim is K
     // (a linear layer on a [.., K] activation), else that input reshaped to
     // the output's leading dims and K.
-    Unflattened u;
+    std::vector<ir::Node> u;  // what replaces the Gemm: [Reshape,] MatMul [, Add]
     const int x = r1.inputs[0];
     const std::vector<int64_t> xs = static_shape(g, x);
     int matmul_in = -1;
@@ -126,7 +119,6 @@ int unflatten_gemms(ir::Graph& g) {
     if (xs.size() >= 2 && xs.back() == k && product(xs, 0, xs.size() - 1) == m) {
       matmul_in = x;
       out_dims.assign(xs.begin(), xs.end() - 1);
-      u.drop_reshape_before = before;
     } else if (s2.back() == n && s2.size() >= 2) {
       out_dims.assign(s2.begin(), s2.end() - 1);
       std::vector<int64_t> s1 = out_dims;
@@ -134,8 +126,7 @@ int unflatten_gemms(ir::Graph& g) {
       ir::Node reshape = r1;
       reshape.inputs[1] = new_constant(g, r1.name + "/unflattened_shape", Tensor::from_i64(s1));
       reshape.outputs[0] = new_value(g, r1.name + "/unflattened", w->dtype(), s1);
-      u.nodes.push_back(reshape);
-      u.drop_reshape_before = before;
+      u.push_back(reshape);
       matmul_in = reshape.outputs[0];
     } else {
       continue;
@@ -152,7 +143,7 @@ int unflatten_gemms(ir::Graph& g) {
     const int product_value = bias ? new_value(g, gemm.name + "/MatMul_out", w->dtype(), out_dims) : result;
     mm.inputs = {matmul_in, weight};
     mm.outputs = {product_value};
-    u.nodes.push_back(mm);
+    u.push_back(mm);
     if (bias) {
       ir::Node add;
       add.name = gemm.name + "/Add";
@@ -161,20 +152,21 @@ int unflatten_gemms(ir::Graph& g) {
       const int b = bias->rank() == 1 ? gemm.inputs[2] : new_constant(g, gemm.name + "/bias", bias->reshaped({n}));
       add.inputs = {product_value, b};
       add.outputs = {result};
-      u.nodes.push_back(add);
+      u.push_back(add);
     }
-    if (same_as_after) u.drop_reshape_after = after;
-    else g.nodes[size_t(after)].inputs[0] = result;
+    // The Reshape before always goes (the MatMul reads its input, or a
+    // Reshape made above); the one after goes when it would change nothing.
     removed[size_t(before)] = true;
-    if (u.drop_reshape_after >= 0) removed[size_t(after)] = true;
+    if (same_as_after) removed[size_t(after)] = true;
+    else g.nodes[size_t(after)].inputs[0] = result;
     rewrite[i] = std::move(u);
     ++count;
   }
   if (!count) return 0;
   std::vector<ir::Node> nodes;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (rewrite[i]) {
-      for (ir::Node& n : rewrite[i]->nodes) nodes.push_back(std::move(n));
+    if (!rewrite[i].empty()) {
+      for (ir::Node& n : rewrite[i]) nodes.push_back(std::move(n));
     } else if (!removed[i]) {
       nodes.push_back(std::move(g.nodes[i]));
     }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/buffer_pool.h"
+#include "core/error.h"
 #include "ops/registry.h"
 
 namespace kestrel::runtime {
@@ -122,6 +123,12 @@ Config Config::of(const SessionOptions& o) {
   }
   c.process.poison_outputs = po.poison_outputs ? *po.poison_outputs
                                                : env_choice("KESTREL_POISON_OUTPUTS", {"0", "1"}) == "1";
+  return c;
+}
+
+Config configure(const SessionOptions& opts) {
+  Config c = with_kind(ErrorKind::InvalidArgument, [&] { return Config::of(opts); });
+  c.process.apply();
   return c;
 }
 

@@ -40,5 +40,10 @@ struct Config {
   static Config of(const SessionOptions& opts);
 };
 
+// What every session starts from (and what asks what a session would do,
+// node_placement.h): Config::of, its failures reported as invalid arguments,
+// with the process settings applied.
+Config configure(const SessionOptions& opts);
+
 
 }  // namespace kestrel::runtime

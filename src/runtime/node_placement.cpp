@@ -4,7 +4,6 @@
 
 #include "backends/backend.h"
 #include "backends/vulkan/vulkan_backend.h"
-#include "core/error.h"
 #include "ops/registry.h"
 #include "runtime/config.h"
 #include "runtime/prepare.h"
@@ -23,8 +22,7 @@ void original_names(const ir::Graph& g, std::vector<std::string>& out) {
 }  // namespace
 
 GraphPlacement place_nodes(const ir::Graph& g, const SessionOptions& opts) {
-  const Config c = with_kind(ErrorKind::InvalidArgument, [&] { return Config::of(opts); });
-  c.process.apply();
+  const Config c = configure(opts);
   GraphPlacement out;
   out.vulkan = runs_on_vulkan(c);
   const std::unique_ptr<backends::Backend> backend =

@@ -40,7 +40,9 @@ TensorInfo info_of(const ir::Graph& g, int id) {
 }  // namespace
 
 std::unique_ptr<Session> Session::load(const std::string& path, const SessionOptions& opts) {
-  const runtime::Config c = configure(opts);
+  // Every edge (CLI, C API, Python) lands here: the options are checked and
+  // completed from the environment before the work of loading.
+  const runtime::Config c = runtime::configure(opts);
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::make_unique<onnx_io::Model>(onnx_io::load_model_file(path));
   s->init(c);
@@ -48,7 +50,7 @@ std::unique_ptr<Session> Session::load(const std::string& path, const SessionOpt
 }
 
 std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, const SessionOptions& opts) {
-  const runtime::Config c = configure(opts);
+  const runtime::Config c = runtime::configure(opts);
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::make_unique<onnx_io::Model>(onnx_io::load_model_bytes(data, size, ""));
   s->init(c);
@@ -56,7 +58,7 @@ std::unique_ptr<Session> Session::load_bytes(const void* data, size_t size, cons
 }
 
 std::unique_ptr<Session> Session::load_model(onnx_io::Model&& model, const SessionOptions& opts) {
-  const runtime::Config c = configure(opts);
+  const runtime::Config c = runtime::configure(opts);
   std::unique_ptr<Session> s(new Session());
   s->model_ = std::make_unique<onnx_io::Model>(std::move(model));
   s->init(c);
@@ -64,14 +66,6 @@ std::unique_ptr<Session> Session::load_model(onnx_io::Model&& model, const Sessi
 }
 
 Session::~Session() = default;
-
-// Every edge (CLI, C API, Python) lands here: the options are checked and
-// completed from the environment before the work of loading.
-runtime::Config Session::configure(const SessionOptions& opts) {
-  runtime::Config c = with_kind(ErrorKind::InvalidArgument, [&] { return runtime::Config::of(opts); });
-  c.process.apply();
-  return c;
-}
 
 void Session::init(const runtime::Config& c) {
   onnx_io::validate_supported(model_->graph);

@@ -78,7 +78,6 @@ class Session {
 
  private:
   Session() = default;
-  static runtime::Config configure(const SessionOptions& opts);
   void init(const runtime::Config& c);
   std::vector<Tensor> bind(const std::map<std::string, Tensor>& inputs) const;
   backends::RunOptions run_options(const RunControl& control) const;
