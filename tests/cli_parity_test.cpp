@@ -3,6 +3,7 @@
 // that is not a number refused by its flag. ONNX Runtime runs through node,
 // as in every parity check.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -42,7 +43,7 @@ TEST(CliParity, ExitStatusFollowsTheBounds) {
 // bars (tests/families_test.cpp).
 TEST(CliParity, AQueryThatSeesNoKeyGetsTheGraphsAnswerOnTheGpu) {
   const std::string dir = std::string(KESTREL_SOURCE_DIR) + "/tests/models/modernbert/";
-  const std::string mask = (std::filesystem::temp_directory_path() / "kestrel_unseen_mask.npy").string();
+  const std::string mask = (std::filesystem::temp_directory_path() / ("kestrel_unseen_mask_" + std::to_string(getpid()) + ".npy")).string();
   std::vector<int64_t> m(2 * 13, 0);
   for (int t = 0; t < 13; ++t) m[size_t(t)] = 1;
   m[13] = m[14] = 1;

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "vision/quad.h"
@@ -142,7 +144,11 @@ TEST(OcrSteps, TextLineIsPaddedWithZerosOnTheRight) {
 
 class Dictionary : public ::testing::Test {
  protected:
-  std::string path = ::testing::TempDir() + "/kestrel_ocr_dict.txt";
+  // One file per test and process: ctest runs this fixture's tests side by
+  // side, and a shared name let one test's TearDown delete the other's file.
+  std::string path = ::testing::TempDir() + "/kestrel_ocr_dict_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+                     std::to_string(getpid()) + ".txt";
   void write(const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
   void TearDown() override { std::remove(path.c_str()); }
 };

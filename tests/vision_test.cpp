@@ -1,5 +1,6 @@
 // Image preprocessing and the output comparison used by the real-model tests.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 
@@ -57,7 +58,7 @@ TEST(Vision, ToTensorLayoutsNormalizeAndBgr) {
 TEST(Vision, PngRoundTrip) {
   Image a = ramp(4, 3, 4);
   for (float& v : a.pixels) v = std::fmod(v, 256.0f);
-  std::string path = ::testing::TempDir() + "/kestrel_vision_test.png";
+  std::string path = ::testing::TempDir() + "/kestrel_vision_test_" + std::to_string(getpid()) + ".png";
   write_png(path, a);
   Image b = load_image(path, 4);
   EXPECT_EQ(b.pixels, a.pixels);
