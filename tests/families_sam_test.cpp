@@ -35,6 +35,32 @@ bool mentions(const families::ClaimReport& r, const std::string& what) {
   return false;
 }
 
+// What ONNX Runtime's constant folding leaves of layer 0's height term:
+// the table already gathered by position, [S, S, head_dim] with entry (q, k)
+// the row q - k + S - 1, read by the Einsum in place of the Gather. Returns
+// the folded table's value id (-1 when the fixture is not as expected).
+int fold_height_table(ir::Graph& g) {
+  ir::Node* e = node_named(g, kAttn0 + "Einsum");
+  if (!e) return -1;
+  const auto gather = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) {
+    return !n.outputs.empty() && n.outputs[0] == e->inputs[1];
+  });
+  if (gather == g.nodes.end() || gather->op_type != "Gather" || !g.initializers.count(gather->inputs[0])) return -1;
+  const Tensor rows = g.initializers.at(gather->inputs[0]);
+  const int64_t S = (rows.dim(0) + 1) / 2, hd = rows.dim(1);
+  const std::vector<float> r = rows.to_f32();
+  std::vector<float> folded;
+  for (int64_t q = 0; q < S; ++q)
+    for (int64_t k = 0; k < S; ++k)
+      folded.insert(folded.end(), r.begin() + (q - k + S - 1) * hd, r.begin() + (q - k + S) * hd);
+  const int v = g.add_value("folded_height_table");
+  g.values[size_t(v)].dtype = DType::Float32;
+  g.initializers[v] = Tensor::from_f32({S, S, hd}, folded);
+  e->inputs[1] = v;
+  kestrel::test::drop_unread_nodes(g);  // the Gather and its index grid, folded away
+  return v;
+}
+
 }  // namespace
 
 TEST(SamFamily, TheFixtureBecomesOneFusedNode) {
@@ -100,6 +126,41 @@ TEST(SamFamily, AMissingResidualIsNotClaimed) {
   add->inputs[0] = add->inputs[1];
   families::ClaimReport r = families::claim_families(g);
   EXPECT_TRUE(r.claims.empty());
+}
+
+// ONNX Runtime folds the gathered tables into constants before a plugin EP
+// sees the graph; the walk reads the [2S - 1, head_dim] rows back from one,
+// and the fused node gives the fixture's answer.
+TEST(SamFamily, AnAlreadyGatheredTableIsReadBack) {
+  ir::Graph g = sam_graph();
+  ASSERT_GE(fold_height_table(g), 0);
+  families::ClaimReport r = families::claim_families(g);
+  ASSERT_EQ(r.claims.size(), 1u);
+  EXPECT_EQ(r.claims[0].layers, 4);
+  const ir::Node* fused = node_named(g, r.claims[0].node);
+  ASSERT_TRUE(fused);
+  const int64_t id = fused->attr_i("claim_id", 0);
+  auto compiled = backends::make_cpu_backend()->compile(g);
+  backends::RunOptions opts;
+  opts.threads = 2;
+  std::vector<Tensor> out = compiled->run({read_npy(sam_fixture("input_0.npy"))}, opts);
+  EXPECT_FALSE(compiled->fused_checks().withdrawn(id));
+  Agreement a = agreement(out[0], read_npy(sam_fixture("torchscript_output_0.npy")));
+  EXPECT_GE(a.cosine, 0.99999);
+  EXPECT_LE(a.max_rel, 1e-4);
+}
+
+// A gathered table whose entries are not one row per offset q - k (one entry
+// changed) has no [2S - 1, head_dim] table behind it: not claimed.
+TEST(SamFamily, AGatheredTableThatIsNotByOffsetIsNotClaimed) {
+  ir::Graph g = sam_graph();
+  const int v = fold_height_table(g);
+  ASSERT_GE(v, 0);
+  Tensor& t = g.initializers.at(v);
+  t.data<float>()[t.dim(1) * t.dim(2) + 5] += 0.25f;  // entry (0, 1), channel 5
+  families::ClaimReport r = families::claim_families(g);
+  EXPECT_TRUE(r.claims.empty());
+  EXPECT_TRUE(mentions(r, "nor one already gathered"));
 }
 
 // A global layer's tables span the grid it was exported for; a fused node

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -28,6 +29,26 @@ inline void rename_everything(ir::Graph& g) {
   g.by_name.clear();
   for (size_t v = 0; v < g.values.size(); ++v) g.by_name[g.values[v].name] = int(v);
   for (size_t i = 0; i < g.nodes.size(); ++i) g.nodes[i].name = "n" + std::to_string(i);
+}
+
+// Removes the nodes whose outputs nothing reads (neither a node nor the
+// graph's outputs), repeatedly: what an optimizer leaves after folding.
+inline void drop_unread_nodes(ir::Graph& g) {
+  for (bool dropped = true; dropped;) {
+    std::vector<bool> read(g.values.size(), false);
+    for (const ir::Node& n : g.nodes)
+      for (int v : n.inputs)
+        if (v >= 0) read[size_t(v)] = true;
+    for (int v : g.outputs) read[size_t(v)] = true;
+    const size_t before = g.nodes.size();
+    g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
+                                 [&](const ir::Node& n) {
+                                   return std::none_of(n.outputs.begin(), n.outputs.end(),
+                                                       [&](int v) { return v >= 0 && read[size_t(v)]; });
+                                 }),
+                  g.nodes.end());
+    dropped = g.nodes.size() != before;
+  }
 }
 
 }  // namespace kestrel::test

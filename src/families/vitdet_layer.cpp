@@ -53,6 +53,40 @@ bool pads_bottom_right(const GraphIndex& gi, const ir::Node& pad) {
   return v[0] == 0 && v[1] == 0 && v[2] == 0 && v[3] == 0 && v[4] == 0 && v[7] == 0 && v[5] >= 0 && v[6] >= 0;
 }
 
+// The table of one relative-position term, [2S - 1, head_dim], from the
+// Einsum's second input. PyTorch's export gathers it from the constant by an
+// index grid; ONNX Runtime's constant folding (its basic optimizations, run
+// before a plugin EP sees the graph) leaves the gathered [S, S, head_dim]
+// instead, whose entry (q, k) is row q - k + S - 1. That one is taken only
+// when every entry is that row, bit for bit, so the rows read back are the
+// table.
+std::optional<Tensor> relative_position_table(const GraphIndex& gi, int v, int64_t head_dim) {
+  const ir::Node* gather = gi.producer(v);
+  if (gather && gather->op_type == "Gather" && gather->attr_i("axis", 0) == 0) {
+    const Tensor* table = gi.constant(gather->inputs[0]);
+    if (!table || table->rank() != 2 || table->dim(1) != head_dim || table->dim(0) % 2 == 0) return std::nullopt;
+    return table->cast(DType::Float32);
+  }
+  const Tensor* folded = gi.constant(v);
+  if (!folded || folded->rank() != 3 || folded->dim(0) != folded->dim(1) || folded->dim(2) != head_dim ||
+      folded->dim(0) < 1)
+    return std::nullopt;
+  const Tensor f = folded->cast(DType::Float32);
+  const int64_t S = f.dim(0);
+  const float* t = f.data<float>();
+  auto entry = [&](int64_t q, int64_t k) { return t + (q * S + k) * head_dim; };
+  std::vector<float> rows(size_t((2 * S - 1) * head_dim));
+  for (int64_t r = 0; r < 2 * S - 1; ++r) {  // row r = q - k + S - 1: (0, S - 1 - r) or (r - S + 1, 0)
+    const float* src = r < S - 1 ? entry(0, S - 1 - r) : entry(r - S + 1, 0);
+    std::copy(src, src + head_dim, rows.begin() + r * head_dim);
+  }
+  for (int64_t q = 0; q < S; ++q)
+    for (int64_t k = 0; k < S; ++k)
+      if (!std::equal(entry(q, k), entry(q, k) + head_dim, rows.begin() + (q - k + S - 1) * head_dim))
+        return std::nullopt;
+  return Tensor::from_f32({2 * S - 1, head_dim}, rows);
+}
+
 }  // namespace
 
 std::optional<ViTDetLayer> match_vitdet_layer(const GraphIndex& gi, int x, std::string& why) {
@@ -152,12 +186,11 @@ std::optional<ViTDetLayer> match_vitdet_layer(const GraphIndex& gi, int x, std::
     if (!into_softmax.count(gi.index_of(e))) return no("an Einsum that does not reach the Softmax");
     const char which = relative_position_axis(e->attr_s("equation", ""));
     if (!which) return no("an Einsum that is not a relative-position term ('" + e->attr_s("equation", "") + "')");
-    const ir::Node* gather = gi.producer(e->inputs[1]);
-    const Tensor* table = gather && gather->op_type == "Gather" && gather->attr_i("axis", 0) == 0
-                              ? gi.constant(gather->inputs[0]) : nullptr;
-    if (!table || table->rank() != 2 || table->dim(1) != L.head_dim || table->dim(0) % 2 == 0)
-      return no("a relative-position Einsum whose table is not a constant [2S - 1, head_dim] gathered by position");
-    (which == 'h' ? L.rel_h : L.rel_w) = table->cast(DType::Float32);
+    std::optional<Tensor> table = relative_position_table(gi, e->inputs[1], L.head_dim);
+    if (!table)
+      return no("a relative-position Einsum whose table is neither a constant [2S - 1, head_dim] gathered by position "
+                "nor one already gathered ([S, S, head_dim], entry (q, k) the row q - k + S - 1)");
+    (which == 'h' ? L.rel_h : L.rel_w) = *table;
   }
   if (!L.rel_h.defined() || !L.rel_w.defined()) return no("the relative-position terms are not one per axis");
   if (L.window > 0 && (L.rel_h.dim(0) != 2 * L.window - 1 || L.rel_w.dim(0) != 2 * L.window - 1))

@@ -96,6 +96,21 @@ def test_family_fixture_on_the_kestrel_ep(kestrel_devices, name, export):
         assert list(placed) == ["Kestrel"], placed
 
 
+@pytest.mark.parametrize("name,export", FIXTURES)
+def test_family_encoder_is_claimed_after_onnx_runtimes_rewrites(kestrel_devices, name, export):
+    # On Kestrel's CPU device only groups holding a fused encoder are claimed, so nodes on
+    # Kestrel there mean the family walk found the encoder in the graph ONNX Runtime hands
+    # over: after its basic optimizations (Gemm fusion of the linear layers, constant folding
+    # of SAM's gathered relative-position tables), not in the file as exported.
+    model = os.path.join(FAMILIES, name, export + ".onnx")
+    with_kestrel, cpu_only = sessions(model, kestrel_devices["cpu"])
+    placed = nodes_per_ep(with_kestrel)
+    assert placed.get("Kestrel", 0) > 0, f"{name}/{export}: no fused encoder claimed ({placed})"
+    feeds = {i.name: np.load(os.path.join(FAMILIES, name, f"input_{k}.npy"))
+             for k, i in enumerate(with_kestrel.get_inputs())}
+    assert_close(with_kestrel.run(None, feeds), cpu_only.run(None, feeds), f"{name}/{export} on Kestrel's CPU backend")
+
+
 def silero_feeds():
     i = np.arange(576, dtype=np.float32)
     return {"input": (0.3 * np.sin(2 * np.pi * 180 * i / 16000))[None, :].astype(np.float32),
