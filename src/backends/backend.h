@@ -2,6 +2,7 @@
 // then compiles a graph once (weights packed once) and runs it many times.
 // Runs of one compiled graph may happen on several threads at once.
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,8 +48,21 @@ struct NodeTiming {
 };
 using NodeObserver = void (*)(void* user, const NodeTiming& timing);
 
+// Where a run may put a graph output on the host: called with the output's
+// index, dtype and shape once the backend knows them, it returns a tensor of
+// that dtype and shape to write into (the ONNX Runtime plugin hands over
+// ONNX Runtime's own output tensors, so each output is read back once, into
+// the caller's memory), or an undefined tensor to let the backend allocate.
+// The run's outputs are then those tensors. Backends that cannot write in
+// place ignore it; callers compare data pointers to know.
+using OutputSink = std::function<Tensor(size_t output, DType dtype, const Shape& shape)>;
+
 struct RunOptions {
   int threads = 1;
+  // Optional (above); set only for the graph a caller runs, never passed to
+  // the graphs inside it, and dropped by runs whose outputs are compared
+  // with another run's (float16 calibration).
+  const OutputSink* output_sink = nullptr;
   NodeObserver on_node = nullptr;  // optional: called after each node
   void* user = nullptr;
   RunLimits limits;  // cancellation, deadline and the loop iteration cap

@@ -27,6 +27,18 @@ Tensor view_of(const OrtValue* v, const std::string& name) {
   return Tensor(dtype, std::move(shape), std::move(bytes));
 }
 
+// Output o of the fused node, allocated by ONNX Runtime at `shape` (the same
+// tensor each time it is asked for at that shape), as a Kestrel tensor over
+// its bytes.
+Tensor output_tensor(OrtKernelContext* ctx, size_t o, DType dtype, const Shape& shape) {
+  OrtValue* out = nullptr;
+  check(ort().KernelContext_GetOutput(ctx, o, shape.data(), shape.size(), &out), "KernelContext_GetOutput");
+  void* data = nullptr;
+  if (tensor_nbytes(dtype, shape) > 0) check(ort().GetTensorMutableData(out, &data), "GetTensorMutableData");
+  std::shared_ptr<uint8_t[]> bytes(static_cast<uint8_t*>(data), [](uint8_t*) {});
+  return Tensor(dtype, shape, std::move(bytes));
+}
+
 OrtStatus* ORT_API_CALL create_state(OrtNodeComputeInfo* self, OrtNodeComputeContext*, void** state) noexcept {
   *state = self;  // the kernel is its own state: a session runs from any number of threads at once
   return nullptr;
@@ -46,16 +58,20 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo*, void* state, OrtKernelConte
         check(ort().KernelContext_GetInput(ctx, i, &v), "KernelContext_GetInput");
         inputs.emplace(k.inputs[i], view_of(v, k.inputs[i]));
       }
-      const std::vector<Tensor> results = k.session->run(inputs);
+      // Outputs the Vulkan backend reads back from the device go straight
+      // into ONNX Runtime's tensors; any other is copied there once.
+      const backends::OutputSink sink = [&](size_t j, DType dtype, const Shape& shape) {
+        const size_t o = k.fused_output_of(j);
+        if (o == k.outputs.size()) return Tensor();
+        return output_tensor(ctx, o, dtype, shape);
+      };
+      RunControl control;
+      control.output_sink = &sink;
+      const std::vector<Tensor> results = k.session->run(inputs, control);
       for (size_t o = 0; o < k.outputs.size(); ++o) {
         const Tensor& r = results[k.output_index[o]];
-        OrtValue* out = nullptr;
-        check(ort().KernelContext_GetOutput(ctx, o, r.shape().data(), r.shape().size(), &out),
-              "KernelContext_GetOutput");
-        if (r.nbytes() == 0) continue;
-        void* dst = nullptr;
-        check(ort().GetTensorMutableData(out, &dst), "GetTensorMutableData");
-        std::memcpy(dst, r.data<uint8_t>(), r.nbytes());
+        Tensor dst = output_tensor(ctx, o, r.dtype(), r.shape());
+        if (r.nbytes() > 0 && dst.raw() != r.raw()) std::memcpy(dst.raw(), r.raw(), r.nbytes());
       })
 }
 

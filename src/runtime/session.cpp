@@ -135,6 +135,7 @@ backends::RunOptions Session::run_options(const RunControl& control) const {
   ro.threads = threads_;
   ro.limits.max_loop_iterations = max_loop_iterations_;
   ro.limits.cancel = control.cancel;
+  ro.output_sink = control.output_sink;
   if (control.timeout_ms > 0) {
     ro.limits.timeout_ms = control.timeout_ms;
     // (Clamped to a year: a huge timeout must not overflow the clock.)

@@ -34,6 +34,11 @@ struct RunControl {
   // Set to true from any thread to cancel the run; it must outlive the run.
   const std::atomic<bool>* cancel = nullptr;
   double timeout_ms = 0;  // 0: no timeout
+  // Where outputs may be read back to (backends/backend.h's OutputSink: the
+  // ONNX Runtime plugin's own output tensors); it must outlive the run. The
+  // Vulkan backend writes the outputs it reads from the device there; other
+  // outputs come back in tensors of their own.
+  const backends::OutputSink* output_sink = nullptr;
 };
 
 struct RunStats {

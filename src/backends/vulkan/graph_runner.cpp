@@ -260,7 +260,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     if (replayable && res->replay->matches(sig, plan, generation, withdrawals)) {
       if (!g_.nodes.empty()) opts.check_stop_before(g_.nodes.front());
       std::vector<Tensor> outs;
-      if (replay_run(*res, *res->replay, inputs, outs, opts.threads)) {
+      if (replay_run(*res, *res->replay, inputs, outs, opts.threads, opts.output_sink)) {
         backends::PlacementReport report = res->replay->report;
         report.replayed = true;
         report.record_ms = report.cpu_ms = 0;
@@ -405,7 +405,7 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     }
   }
   if (capture) capture->outputs_phase = true;
-  st.to_host(g_.outputs);
+  st.outputs_to_host();
   std::vector<Tensor> outs;
   for (int v : g_.outputs) {
     if (!st.host[size_t(v)].defined()) fail("graph output '", g_.values[size_t(v)].name, "' was never computed");

@@ -53,9 +53,13 @@ void VulkanCompiled::sync_weights(const PrecisionPlan& plan) const {
 }
 
 std::vector<Tensor> VulkanCompiled::calibrate(const std::vector<Tensor>& inputs,
-                                              const backends::RunOptions& opts) const {
+                                              const backends::RunOptions& given) const {
   std::lock_guard<std::mutex> lock(calibrating_);
-  if (std::shared_ptr<const PrecisionPlan> p = precision(); p->decided) return run_mixed(inputs, opts, *p);
+  if (std::shared_ptr<const PrecisionPlan> p = precision(); p->decided) return run_mixed(inputs, given, *p);
+  // Each run's outputs are compared with the others': none is written into
+  // the caller's tensors (OutputSink), where the next would overwrite it.
+  backends::RunOptions opts = given;
+  opts.output_sink = nullptr;
 
   // Float32 first, every value sampled. A run in which a node's placement
   // was of the moment (a fused encoder's first run at a shape is checked on
@@ -150,8 +154,11 @@ std::vector<Tensor> VulkanCompiled::run_mixed(const std::vector<Tensor>& inputs,
   std::vector<Tensor> outs = run_on_device(inputs, opts, plan);
   if (plan.half_nodes() == 0 || !any_non_finite(outs)) return outs;
   // The calibrating input did not reach these values: float16 may have
-  // overflowed. Float32 decides; its answer is returned when it differs.
-  std::vector<Tensor> ref = run_on_device(inputs, opts, fp32_plan_);
+  // overflowed. Float32 decides; its answer is returned when it differs
+  // (read into tensors of its own: `outs` may be the caller's).
+  backends::RunOptions own = opts;
+  own.output_sink = nullptr;
+  std::vector<Tensor> ref = run_on_device(inputs, own, fp32_plan_);
   if (first_disagreement(g_, ref, outs).empty()) return outs;
   std::lock_guard<std::mutex> l(mu_);
   if (last_)

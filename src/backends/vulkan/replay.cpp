@@ -8,7 +8,7 @@
 namespace kestrel::vulkan {
 
 bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
-                int threads) {
+                int threads, const backends::OutputSink* sink) {
   for (const Replay::Input& in : r.inputs)
     if (!storable(inputs[in.index]).empty()) return false;
   for (const Replay::Input& in : r.inputs) {
@@ -24,7 +24,9 @@ bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& i
     }
     const DeviceMemory& m = o.staging ? *o.staging : *o.tensor.memory;
     m.owner->host_will_read(m.a);
-    outs.push_back(read_storage(o.tensor, m.a.mapped() + (o.staging ? 0 : o.tensor.view_offset), threads));
+    const size_t i = outs.size();
+    outs.push_back(read_storage(o.tensor, m.a.mapped() + (o.staging ? 0 : o.tensor.view_offset), threads,
+                                output_destination(sink, i, o.tensor)));
   }
   return true;
 }

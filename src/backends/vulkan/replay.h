@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/vulkan/op.h"
 #include "backends/vulkan/precision_plan.h"
 #include "partition/placement_report.h"
@@ -73,13 +74,14 @@ struct ReplayCapture {
 };
 
 // Writes `inputs` into a kept run's staging, submits it and reads the
-// outputs back (Recorder::replay). False, with nothing submitted, when an
+// outputs back (Recorder::replay), into what `sink` gives (backend.h's
+// OutputSink). False, with nothing submitted, when an
 // input cannot be stored as the kept run stored it (int64 values past
 // int32's range): the caller then runs the graph the usual way.
 struct RunResources;
 struct RunState;
 bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
-                int threads);
+                int threads, const backends::OutputSink* sink);
 
 
 // At the end of a run that captured (st.capture): when it stayed

@@ -68,6 +68,16 @@ GpuTensor RunState::upload(const Tensor& t, int v, bool half) {
   return g;
 }
 
+void RunState::outputs_to_host() {
+  const std::vector<int>& outs = g().outputs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const int v = outs[i];
+    if (v < 0 || host[size_t(v)].defined() || !gpu[size_t(v)] || into[size_t(v)].defined()) continue;
+    into[size_t(v)] = output_destination(opts.output_sink, i, *gpu[size_t(v)]);
+  }
+  to_host(outs);
+}
+
 void RunState::to_host(const std::vector<int>& values) {
   std::vector<std::pair<int, std::shared_ptr<DeviceMemory>>> reads;
   for (int v : values) {
@@ -91,7 +101,8 @@ void RunState::to_host(const std::vector<int>& values) {
     const GpuTensor& t = *gpu[size_t(v)];
     if (stg) stg->owner->host_will_read(stg->a);
     else t.memory->owner->host_will_read(t.memory->a);
-    host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset, opts.threads);
+    host[size_t(v)] =
+        read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset, opts.threads, into[size_t(v)]);
   }
 }
 

@@ -57,6 +57,7 @@ struct RunState {
   const backends::RunOptions& opts;
   const PrecisionPlan& precision;
   std::vector<Tensor> host;
+  std::vector<Tensor> into;  // where a graph output is read back to (outputs_to_host)
   std::vector<std::shared_ptr<GpuTensor>> gpu;
   // A device value's copy in the other float precision, made for a reader
   // whose precision differs from its producer's (released with the value).
@@ -79,6 +80,7 @@ struct RunState {
         opts(o),
         precision(p),
         host(cc.g_.values.size()),
+        into(cc.g_.values.size()),
         gpu(cc.g_.values.size()),
         converted(cc.g_.values.size()) {}
 
@@ -98,6 +100,8 @@ struct RunState {
 
   // Makes every listed value available on the host, with one submit.
   void to_host(const std::vector<int>& values);
+  // The same for the graph's outputs, read into what opts.output_sink gives.
+  void outputs_to_host();
 
   // Gives output tensor g of value v its planned place in the arena; false
   // when v has none or g does not fit it (the data chose another size).

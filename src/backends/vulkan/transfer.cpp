@@ -101,11 +101,18 @@ void write_storage(const Tensor& t, bool half, uint8_t* dst, int threads) {
   }
 }
 
-Tensor read_storage(const GpuTensor& g, const uint8_t* src, int threads) {
+Tensor output_destination(const backends::OutputSink* sink, size_t index, const GpuTensor& g) {
+  if (!sink || !*sink) return Tensor();
+  Tensor t = (*sink)(index, g.dtype, g.shape);
+  return t.defined() && t.dtype() == g.dtype && t.shape() == g.shape ? t : Tensor();
+}
+
+Tensor read_storage(const GpuTensor& g, const uint8_t* src, int threads, const Tensor& into) {
+  const bool given = into.defined() && into.dtype() == g.dtype && into.shape() == g.shape;
   if (g.is_float()) {
     // Converted straight out of the staging memory into the result.
     DType stored = g.half ? DType::Float16 : DType::Float32;
-    Tensor t = Tensor::uninitialized(g.dtype, g.shape);
+    Tensor t = given ? into : Tensor::uninitialized(g.dtype, g.shape);
     if (stored == g.dtype) copy_bytes(t.raw(), src, t.nbytes(), threads);
     else if (g.half)
       in_blocks(t.numel(), 4, threads, [&](int64_t b, int64_t e) {
@@ -117,7 +124,7 @@ Tensor read_storage(const GpuTensor& g, const uint8_t* src, int threads) {
       });
     return t;
   }
-  Tensor t = Tensor::uninitialized(g.dtype, g.shape);
+  Tensor t = given ? into : Tensor::uninitialized(g.dtype, g.shape);
   if (g.is_byte()) {
     std::memcpy(t.raw(), src, t.nbytes());
     return t;
