@@ -37,15 +37,6 @@ std::map<std::string, Tensor> make_inputs(const Session& s, const Args& a, unsig
 std::string summarize(const Tensor& t);
 // A progress line on stderr when it is a terminal.
 void progress(const std::string& what, int done, int total);
-// The images named: files as given, a folder as its .jpg, .jpeg, .png and
-// .bmp files in name order. A missing file or an imageless folder fails.
-std::vector<std::string> photo_paths(const std::vector<std::string>& args);
-// Where a photo's annotated copy goes: DIR/NAME.png ("" without a folder).
-std::string annotated_path(const std::string& out_dir, const std::string& photo);
-// Calls fn(index, path) for each photo, with a progress line, then reports
-// images per second on stderr.
-void for_each_photo(const std::vector<std::string>& photos, const std::string& what,
-                    const std::function<void(size_t, const std::string&)>& fn);
 
 int cmd_run(int argc, char** argv);
 int cmd_bench(int argc, char** argv);

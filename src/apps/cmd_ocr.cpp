@@ -6,6 +6,7 @@
 
 #include "apps/cli.h"
 #include "apps/json_report.h"
+#include "apps/photo_loop.h"
 #include "core/error.h"
 #include "vision/draw.h"
 #include "vision/ocr.h"
@@ -37,8 +38,10 @@ int cmd_ocr(int argc, char** argv) {
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (!json) std::printf("loaded the OCR models in %.1f ms%s\n", load_ms, cls.empty() ? "" : " (with the direction classifier)");
 
-  for_each_photo(photos, "ocr", [&](size_t, const std::string& path) {
-    Image photo = load_image(path);
+  for_each_photo<Image>(photos, "ocr", 1, [](const std::string& path) { return load_image(path); },
+                        [&](size_t first, std::vector<Image>& items) {
+    const std::string& path = photos[first];
+    Image& photo = items[0];
     const OcrResult r = reader.read(photo, opt);
     const std::string png = annotated_path(out_dir, path);
     if (!png.empty()) {

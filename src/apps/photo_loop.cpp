@@ -1,8 +1,6 @@
-// The photos a vision command reads (files as named, a folder standing for
-// the images in it) and the loop over them with its progress and rate.
-#include <algorithm>
+#include "apps/photo_loop.h"
+
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -39,16 +37,17 @@ std::string annotated_path(const std::string& out_dir, const std::string& photo)
   return out_dir.empty() ? "" : (fs::path(out_dir) / (fs::path(photo).stem().string() + ".png")).string();
 }
 
-void for_each_photo(const std::vector<std::string>& photos, const std::string& what,
-                    const std::function<void(size_t, const std::string&)>& fn) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < photos.size(); ++i) {
-    fn(i, photos[i]);
-    std::fflush(stdout);
-    progress(what, int(i + 1), int(photos.size()));
-  }
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s\n", photos.size(), s, double(photos.size()) / s);
+PhotoProgress::PhotoProgress(std::string what, size_t total)
+    : what_(std::move(what)), total_(total), t0_(std::chrono::steady_clock::now()) {}
+
+void PhotoProgress::done(size_t photos) {
+  std::fflush(stdout);
+  progress(what_, int(photos), int(total_));
+}
+
+void PhotoProgress::finish() const {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s\n", total_, s, double(total_) / s);
 }
 
 }  // namespace kestrel::cli

@@ -194,3 +194,34 @@ def test_odd_photos_run_and_broken_ones_are_named(tmp_path):
         run = subprocess.run([KESTREL, "detect", os.path.join(SHARED, "yolox_nano.onnx"), str(tmp_path / bad)],
                              capture_output=True, text=True)
         assert run.returncode != 0 and bad in run.stderr and "cannot read image" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("model", ["yunet_n_dynamic.onnx", "scrfd_500m_bnkps.onnx"])
+def test_photos_batched_where_the_model_allows_give_each_photos_answer(model, tmp_path):
+    """An open batch dimension: photos go through the model several at a time (8 by default; here 3, then the 2
+    left) and each gets the detections it gets alone."""
+    photos = [os.path.join(PHOTOS, p) for p in ("astronaut.png", "person.jpg", "dog.jpg", "horses.jpg", "kite.jpg")]
+
+    def run(batch):
+        out = subprocess.run([KESTREL, "detect", model_file(model)] + photos +
+                             ["--json", "--threads", "2", "--size", "320x320", "--batch", str(batch)],
+                             capture_output=True, text=True, check=True)
+        return [json.loads(line) for line in out.stdout.splitlines()]
+
+    alone, batched = run(1), run(3)
+    assert [r["image"] for r in batched] == photos
+    assert sum(len(r["detections"]) for r in alone) > 0
+    for a, b in zip(alone, batched):
+        assert (a["width"], a["height"]) == (b["width"], b["height"])
+        ref = [(d["class_id"], d["score"], d["box"], d.get("keypoints")) for d in a["detections"]]
+        assert_same_detections(b["detections"], ref, b["image"], 1e-4, 0.999, 1e-3)
+
+
+def test_batch_is_refused_where_the_model_takes_one_photo_a_run():
+    run = subprocess.run([KESTREL, "detect", model_file("ultraface_320.onnx"), os.path.join(PHOTOS, "dog.jpg"),
+                          "--batch", "4"], capture_output=True, text=True)
+    assert run.returncode != 0
+    assert "--batch 4: this model takes one photo a run" in run.stderr and "[1,3,240,320]" in run.stderr, run.stderr
+    run = subprocess.run([KESTREL, "detect", model_file("yunet_n_dynamic.onnx"), os.path.join(PHOTOS, "dog.jpg"),
+                          "--batch", "0"], capture_output=True, text=True)
+    assert run.returncode != 0 and "--batch must be 1 or more" in run.stderr, run.stderr
