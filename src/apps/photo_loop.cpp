@@ -41,13 +41,25 @@ PhotoProgress::PhotoProgress(std::string what, size_t total)
     : what_(std::move(what)), total_(total), t0_(std::chrono::steady_clock::now()) {}
 
 void PhotoProgress::done(size_t photos) {
+  if (first_batch_ == 0) {
+    first_batch_ = photos;
+    first_done_ = std::chrono::steady_clock::now();
+  }
   std::fflush(stdout);
   progress(what_, int(photos), int(total_));
 }
 
 void PhotoProgress::finish() const {
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s\n", total_, s, double(total_) / s);
+  using seconds = std::chrono::duration<double>;
+  const auto now = std::chrono::steady_clock::now();
+  const double s = seconds(now - t0_).count();
+  std::fprintf(stderr, "%zu images in %.2f s: %.1f images/s", total_, s, double(total_) / s);
+  if (first_batch_ > 0 && first_batch_ < total_) {
+    const double rest = seconds(now - first_done_).count();
+    std::fprintf(stderr, " (the first %zu in %.2f s, the other %zu at %.1f images/s)", first_batch_,
+                 seconds(first_done_ - t0_).count(), total_ - first_batch_, double(total_ - first_batch_) / rest);
+  }
+  std::fprintf(stderr, "\n");
 }
 
 }  // namespace kestrel::cli

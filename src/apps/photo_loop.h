@@ -19,7 +19,9 @@ std::vector<std::string> photo_paths(const std::vector<std::string>& args);
 std::string annotated_path(const std::string& out_dir, const std::string& photo);
 
 // The progress line of a loop over `total` photos and, at finish(), the
-// images per second on stderr.
+// images per second on stderr, with the first batch apart from the rest: it
+// carries the session's first-run work (pipelines built, a fused encoder
+// checked on the CPU, float16 calibrated), which later batches do not.
 class PhotoProgress {
  public:
   PhotoProgress(std::string what, size_t total);
@@ -28,8 +30,8 @@ class PhotoProgress {
 
  private:
   std::string what_;
-  size_t total_;
-  std::chrono::steady_clock::time_point t0_;
+  size_t total_, first_batch_ = 0;
+  std::chrono::steady_clock::time_point t0_, first_done_;
 };
 
 // Calls handle(first, items) for the photos in batches of up to `batch`
