@@ -36,10 +36,12 @@ MODELS = {
     "yolov8n_int8.onnx": ("yolov8", (640, 640)),
     "scrfd_500m_bnkps.onnx": ("scrfd", (640, 640)),  # its input is open: both sides take 640 x 640
     "yunet_n_320_320.onnx": ("yunet", (320, 320)),
+    "yunet_n_dynamic.onnx": ("yunet", (320, 320)),  # open batch and size: Kestrel batches its photos
     "ultraface_320.onnx": ("ultraface", (320, 240)),
     "blazeface_front_128.onnx": ("blazeface", (128, 128)),
 }
 CONF, IOU = 0.25, 0.45
+OPEN_INPUT = {"scrfd_500m_bnkps.onnx", "yunet_n_dynamic.onnx"}  # both sides take the size above
 
 
 def python_pipeline(path, arch, size, photos, repeat, threads):
@@ -66,7 +68,7 @@ def python_pipeline(path, arch, size, photos, repeat, threads):
 def kestrel_pipeline(kestrel, path, photos, repeat, threads, backend, size):
     run = subprocess.run([kestrel, "detect", path] + photos * repeat +
                          ["--json", "--threads", str(threads), "--backend", backend, "--conf", str(CONF), "--iou",
-                          str(IOU)] + (["--size", f"{size[0]}x{size[1]}"] if path.endswith("scrfd_500m_bnkps.onnx") else []),
+                          str(IOU)] + (["--size", f"{size[0]}x{size[1]}"] if os.path.basename(path) in OPEN_INPUT else []),
                          capture_output=True, text=True, check=True)
     m = re.search(r"(\d+) images in ([0-9.]+) s", run.stderr)
     rest = re.search(r"the other (\d+) at ([0-9.]+) images/s", run.stderr)
