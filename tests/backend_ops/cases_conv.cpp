@@ -137,6 +137,14 @@ std::vector<OpCase> pool_cases() {
     attr_ints(n, "strides", {2, 2});
     attr_s(n, "auto_pad", "SAME_UPPER");
   }));
+  // YOLOX's SPP: large stride-1 windows, padded to keep the size (the CPU's
+  // separable kernel: its row and column passes clipped at every border).
+  for (int64_t k : {5, 13})
+    v.push_back(pool(std::to_string(k) + "x" + std::to_string(k) + " stride 1 pad " + std::to_string(k / 2), "MaxPool",
+                     {1, 6, 13, 19}, [k](onnx::NodeProto& n) {
+                       attr_ints(n, "kernel_shape", {k, k});
+                       attr_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+                     }));
   v.push_back(pool("1-D", "MaxPool", {2, 3, 17}, [](onnx::NodeProto& n) {
     attr_ints(n, "kernel_shape", {4});
     attr_ints(n, "strides", {3});
