@@ -13,6 +13,8 @@
 #include "backends/cpu/narrow_gemm.h"
 #include "core/cpu_isa.h"
 #include "core/tensor.h"
+#include "onnx_builders.h"
+#include "runtime/session.h"
 
 namespace kestrel {
 namespace {
@@ -69,6 +71,35 @@ TEST_P(AtEachLevel, DepthwiseConvolutionMatchesAPlainLoop) {
             << "at " << oy << "," << ox << " of " << g.out[0] << "x" << g.out[1] << ", stride " << g.stride[0]
             << ", dilation " << g.dil[0];
       }
+  }
+}
+
+// MaxPool's separable kernel (backends/cpu/pool.cpp): the reference's bits,
+// windows of 2 (stride 2), 3 and 13 (stride 1, padded) over odd widths.
+TEST_P(AtEachLevel, MaxPoolGivesTheReferencesBits) {
+  for (auto [k, stride] : {std::pair<int64_t, int64_t>{2, 2}, {3, 1}, {13, 1}}) {
+    auto m = test::make_model(12);
+    auto* g = m.mutable_graph();
+    test::add_input(g, "x", {1, 3, 21, 37});
+    auto* n = test::add_node(g, "MaxPool", {"x"}, {"y"}, "pool");
+    test::set_ints(n, "kernel_shape", {k, k});
+    test::set_ints(n, "strides", {stride, stride});
+    if (stride == 1) test::set_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+    test::add_output(g, "y");
+    const std::string bytes = test::bytes_of(m);
+    Tensor x(DType::Float32, {1, 3, 21, 37});
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
+    auto run = [&](CpuKernels kernels) {
+      SessionOptions o;
+      o.backend = BackendChoice::Cpu;
+      o.cpu_kernels = kernels;
+      return Session::load_bytes(bytes.data(), bytes.size(), o)->run({{"x", x}})[0];
+    };
+    const Tensor got = run(CpuKernels::Fast), want = run(CpuKernels::Reference);
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_TRUE(got.same_as(want)) << "window " << k << ", stride " << stride;
   }
 }
 

@@ -1,4 +1,4 @@
-// The CPU backend's separable MaxPool (backends/cpu/max_pool.cpp) keeps the
+// The CPU backend's separable MaxPool (backends/cpu/pool.cpp) keeps the
 // reference kernel's rule bit for bit where values tie or are NaN: the first
 // in-bounds tap of the window (row-major) starts the maximum, and a later tap
 // replaces it only when greater, so of +0 and -0 the first wins, and a NaN

@@ -1,6 +1,7 @@
 // The CPU backend's fast Conv, ConvInteger and QLinearConv (its kernels in
 // qlinear_conv.cpp, falling back to the exact int32 convolution here; the
-// reference kernels are in ops/conv.cpp). Float paths: 1x1 stride-1 convolutions are
+// reference kernels are in ops/conv.cpp). A residual Add the backend fused
+// (residual_fusion.h) is added with the bias, before the activation. Float paths: 1x1 stride-1 convolutions are
 // one GEMM on the input as is; depthwise ones run a direct kernel; everything
 // else is im2col in bounded chunks of output positions followed by SGEMM.
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/fast_products.h"
 #include "backends/cpu/qlinear_conv.h"
+#include "backends/cpu/residual_fusion.h"
 #include "backends/cpu/igemm_exact.h"
 #include "ops/conv.h"
 #include "ops/epilogue.h"
@@ -23,6 +25,19 @@ using namespace ops;
 
 // Column buffer budget in elements: keeps the im2col chunk cache-sized.
 constexpr int64_t kColBudget = 1 << 19;
+
+// The residual a fused Add adds to the output before the activation
+// (residual_fusion.h), or null. It has the output's shape: the fusion takes
+// only Adds of equal shapes.
+const float* residual(const KernelContext& ctx, const Tensor& Y) {
+  const int64_t at = ctx.node.attr_i(kResidualAttr, -1);
+  if (at < 0) return nullptr;
+  const Tensor& r = ctx.input(int(at));
+  if (r.dtype() != DType::Float32 || r.shape() != Y.shape())
+    ctx.fail("the fused residual is ", dtype_name(r.dtype()), " ", shape_str(r.shape()), ", not float32 ",
+             shape_str(Y.shape()), " as the output");
+  return r.data<float>();
+}
 
 void run_conv(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
@@ -38,12 +53,18 @@ void run_conv(KernelContext& ctx) {
   if (Y.numel() == 0) return;
 
   const Epilogue epi = Epilogue::of(ctx.node);  // a fused activation, if any
+  const float* res = residual(ctx, Y);            // a fused residual Add, if any
+  auto add_residual = [&](float* out, int64_t at, int64_t n) {
+    if (res)
+      for (int64_t j = 0; j < n; ++j) out[j] += res[at + j];
+  };
   // Depthwise (channel multiplier Mg). A single-channel input (group 1) is
   // better served by one GEMM over all output channels.
   if (s.Cg == 1 && s.group > 1 && g.nd <= 2) {
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t p) {
       int64_t n = p / s.M, m = p % s.M;
       depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS);
+      add_residual(y + p * OS, p * OS, OS);
       epi.apply(y + p * OS, OS);
     });
     return;
@@ -99,6 +120,7 @@ void run_conv(KernelContext& ctx) {
         float bv = bias[gi * s.Mg + m0 + m];
         for (int64_t j = 0; j < nc; ++j) row[j] += bv;
       }
+      add_residual(row, (n * s.M + gi * s.Mg + m0 + m) * OS + o0, nc);
       epi.apply(row, nc);
     }
   });

@@ -2,18 +2,32 @@
 // kernels where they exist (or the reference kernels only, on request).
 #include "backends/backend.h"
 #include "backends/cpu/executor.h"
+#include "backends/cpu/residual_fusion.h"
+
+#include <optional>
 
 namespace kestrel::backends {
 namespace {
 
+// The fast kernels' own copy of the graph, with the fusions only they run
+// (residual_fusion.h); nullopt where the graph is run as given.
+std::optional<ir::Graph> fused_for_fast_kernels(const ir::Graph& g, CpuKernels kernels) {
+  if (kernels != CpuKernels::Fast) return std::nullopt;
+  ir::Graph copy = g;  // (tensors share their storage)
+  if (cpu::fuse_residual_adds(copy) == 0) return std::nullopt;
+  return copy;
+}
+
 class CpuCompiled : public CompiledGraph {
  public:
-  CpuCompiled(const ir::Graph& g, CpuKernels kernels) : plan_(cpu::Plan::build(g, kernels)) {}
+  CpuCompiled(const ir::Graph& g, CpuKernels kernels)
+      : fused_(fused_for_fast_kernels(g, kernels)), plan_(cpu::Plan::build(fused_ ? *fused_ : g, kernels)) {}
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, const RunOptions& opts) const override {
     return cpu::execute(plan_, inputs, nullptr, with_checks(opts), &arenas_);
   }
 
  private:
+  std::optional<ir::Graph> fused_;  // (before plan_, which points into it)
   cpu::Plan plan_;
   mutable ArenaPlans arenas_;  // thread-safe: runs on any thread share it
 };

@@ -20,11 +20,11 @@ using ops::Window2D;
 using ops::WindowGeom;
 
 namespace baseline_isa {
-#include "backends/cpu/max_pool_kernels.inc"
+#include "backends/cpu/pool_kernels.inc"
 }  // namespace baseline_isa
 KESTREL_ISA_AVX2_BEGIN
 namespace avx2_isa {
-#include "backends/cpu/max_pool_kernels.inc"
+#include "backends/cpu/pool_kernels.inc"
 }  // namespace avx2_isa
 KESTREL_ISA_END
 
