@@ -41,9 +41,10 @@ const Command kCommands[] = {
      "      first runs check fused encoders on the CPU, calibrate float16 and record the work later runs replay)\n"},
     {"detect", cli::cmd_detect,
      "detect MODEL IMAGE|DIR... [--out DIR] [--json] [--conf T] [--iou T] [--arch auto|yolov8|yolox|yolov5|scrfd|yunet|ultraface|blazeface]\n"
-     "      [--size WxH] [--save-inputs DIR] [--backend ...] [--precision ...] [--threads N]  (boxes in the photo's pixels;\n"
-     "      --size: the input size of a model that leaves it open, default 640x640; --out: an annotated PNG per photo;\n"
-     "      --json: one object per photo and line; --save-inputs: DIR/i.npy is photo i as the model took it)\n"},
+     "      [--size WxH] [--batch N] [--save-inputs DIR] [--backend ...] [--precision ...] [--threads N]  (boxes in the\n"
+     "      photo's pixels; --size: the input size of a model that leaves it open, default 640x640; --batch: photos a run\n"
+     "      where the model's batch dimension is open, default 8; --out: an annotated PNG per photo; --json: one object\n"
+     "      per photo and line; --save-inputs: DIR/i.npy is photo i as the model took it)\n"},
     {"ocr", cli::cmd_ocr,
      "ocr DET REC IMAGE|DIR... [--cls CLS] [--dict FILE] [--out DIR] [--json] [--min-score S] [--limit-side N]\n"
      "      [--backend ...] [--precision ...] [--threads N]  (PP-OCR: DB text detection, the optional direction classifier,\n"
