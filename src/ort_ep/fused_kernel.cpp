@@ -60,18 +60,20 @@ OrtStatus* ORT_API_CALL compute(OrtNodeComputeInfo*, void* state, OrtKernelConte
       }
       // Outputs the Vulkan backend reads back from the device go straight
       // into ONNX Runtime's tensors; any other is copied there once.
+      std::vector<Tensor> given(k.outputs.size());  // what the sink handed out, per fused output
       const backends::OutputSink sink = [&](size_t j, DType dtype, const Shape& shape) {
         const size_t o = k.fused_output_of(j);
         if (o == k.outputs.size()) return Tensor();
-        return output_tensor(ctx, o, dtype, shape);
+        return given[o] = output_tensor(ctx, o, dtype, shape);
       };
       RunControl control;
       control.output_sink = &sink;
       const std::vector<Tensor> results = k.session->run(inputs, control);
       for (size_t o = 0; o < k.outputs.size(); ++o) {
         const Tensor& r = results[k.output_index[o]];
+        if (given[o].defined() && given[o].raw() == r.raw()) continue;  // read back in place
         Tensor dst = output_tensor(ctx, o, r.dtype(), r.shape());
-        if (r.nbytes() > 0 && dst.raw() != r.raw()) std::memcpy(dst.raw(), r.raw(), r.nbytes());
+        if (r.nbytes() > 0) std::memcpy(dst.raw(), r.raw(), r.nbytes());
       })
 }
 

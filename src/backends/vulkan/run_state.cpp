@@ -70,15 +70,16 @@ GpuTensor RunState::upload(const Tensor& t, int v, bool half) {
 
 void RunState::outputs_to_host() {
   const std::vector<int>& outs = g().outputs;
-  for (size_t i = 0; i < outs.size(); ++i) {
+  std::map<int, Tensor> into;  // (a value that is two outputs goes to the first's tensor)
+  for (size_t i = 0; i < outs.size() && opts.output_sink; ++i) {
     const int v = outs[i];
-    if (v < 0 || host[size_t(v)].defined() || !gpu[size_t(v)] || into[size_t(v)].defined()) continue;
-    into[size_t(v)] = output_destination(opts.output_sink, i, *gpu[size_t(v)]);
+    if (v >= 0 && !host[size_t(v)].defined() && gpu[size_t(v)] && !into.count(v))
+      into[v] = output_destination(opts.output_sink, i, *gpu[size_t(v)]);
   }
-  to_host(outs);
+  to_host(outs, into);
 }
 
-void RunState::to_host(const std::vector<int>& values) {
+void RunState::to_host(const std::vector<int>& values, const std::map<int, Tensor>& into) {
   std::vector<std::pair<int, std::shared_ptr<DeviceMemory>>> reads;
   for (int v : values) {
     if (v < 0 || host[size_t(v)].defined() || !gpu[size_t(v)]) continue;
@@ -101,8 +102,9 @@ void RunState::to_host(const std::vector<int>& values) {
     const GpuTensor& t = *gpu[size_t(v)];
     if (stg) stg->owner->host_will_read(stg->a);
     else t.memory->owner->host_will_read(t.memory->a);
-    host[size_t(v)] =
-        read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset, opts.threads, into[size_t(v)]);
+    const auto dst = into.find(v);
+    host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset, opts.threads,
+                                   dst == into.end() ? Tensor() : dst->second);
   }
 }
 

@@ -3,6 +3,7 @@
 // graph_runner.cpp walks the nodes; this moves values between host and
 // device and runs one node on either side.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,7 +58,6 @@ struct RunState {
   const backends::RunOptions& opts;
   const PrecisionPlan& precision;
   std::vector<Tensor> host;
-  std::vector<Tensor> into;  // where a graph output is read back to (outputs_to_host)
   std::vector<std::shared_ptr<GpuTensor>> gpu;
   // A device value's copy in the other float precision, made for a reader
   // whose precision differs from its producer's (released with the value).
@@ -80,7 +80,6 @@ struct RunState {
         opts(o),
         precision(p),
         host(cc.g_.values.size()),
-        into(cc.g_.values.size()),
         gpu(cc.g_.values.size()),
         converted(cc.g_.values.size()) {}
 
@@ -98,8 +97,9 @@ struct RunState {
   // or -1 for a kernel's own constants.
   GpuTensor upload(const Tensor& t, int v, bool half);
 
-  // Makes every listed value available on the host, with one submit.
-  void to_host(const std::vector<int>& values);
+  // Makes every listed value available on the host, with one submit;
+  // a value in `into` is read back into the tensor there.
+  void to_host(const std::vector<int>& values, const std::map<int, Tensor>& into = {});
   // The same for the graph's outputs, read into what opts.output_sink gives.
   void outputs_to_host();
 

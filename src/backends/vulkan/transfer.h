@@ -20,7 +20,7 @@ void write_storage(const Tensor& t, bool half, uint8_t* dst, int threads = 1);
 // of g's dtype and shape (a caller's output), else into a new one.
 Tensor read_storage(const GpuTensor& g, const uint8_t* src, int threads = 1, const Tensor& into = Tensor());
 // The tensor the sink gives for output `index` of g's dtype and shape, or
-// an undefined one when there is no sink or it gave nothing that fits.
+// an undefined one without a sink (read_storage takes it only if it fits).
 Tensor output_destination(const backends::OutputSink* sink, size_t index, const GpuTensor& g);
 // Which dtypes a device tensor may have.
 bool device_dtype(DType t);
