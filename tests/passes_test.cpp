@@ -111,6 +111,22 @@ TEST(ActivationFusion, FusedConvMatchesUnfusedForEachActivation) {
   }
 }
 
+// Sigmoid and Silu fused take the logistic the Sigmoid op computes
+// (ops/logistic.h), so the fused Conv gives the very bits of the nodes it
+// replaced: exp's logistic differs from it in the last bits.
+TEST(ActivationFusion, FusedSigmoidAndSiluGiveTheUnfusedBits) {
+  std::vector<float> xv(3 * 40 * 40);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 7919 % 1013) - 506) / 37;
+  Tensor x = Tensor::from_f32({1, 3, 40, 40}, xv);
+  for (std::string act : {"Sigmoid", "Silu"}) {
+    ir::Graph plain = conv_then(act, false), fused = conv_then(act, false);
+    ASSERT_EQ(passes::fuse_activations(fused), 1) << act;
+    std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(fused, x)[0].to_f32();
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << act << " element " << i;
+  }
+}
+
 TEST(ActivationFusion, LeavesConvWhoseOutputHasAnotherReader) {
   ir::Graph g = conv_then("Relu", true);
   EXPECT_EQ(passes::fuse_activations(g), 0);
