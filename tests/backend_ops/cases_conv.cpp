@@ -65,6 +65,14 @@ std::vector<OpCase> conv_cases() {
     attr_i(n, "kestrel.activation", int64_t(ops::Activation::HardSigmoid));
     attr_floats(n, "kestrel.activation_params", {0.2f, 0.5f});
   }));
+  // Maps the CPU's direct convolution takes (backends/cpu/direct_conv.h):
+  // a row of 46 outputs on 48 computed, and a stride-2 layer's phases.
+  v.push_back(conv("direct 3x3 fused Silu [1,8,30,46]->12", {1, 8, 30, 46}, {12, 8, 3, 3}, true, [](onnx::NodeProto& n) {
+    attr_ints(n, "pads", {1, 1, 1, 1});
+    attr_i(n, "kestrel.activation", int64_t(ops::Activation::Silu));
+  }));
+  v.push_back(conv("direct 3x3 stride 2 [1,6,64,95]->10", {1, 6, 64, 95}, {10, 6, 3, 3}, false,
+                   [](onnx::NodeProto& n) { attr_ints(n, "strides", {2, 2}); attr_ints(n, "pads", {1, 1, 1, 1}); }));
   v.push_back(conv("single channel in, 1 out", {1, 1, 19, 23}, {1, 1, 3, 3}, true));
   // K = 16 * 9, a multiple of 8 in each group: the tensor-core kernel's 16-byte weight loads.
   v.push_back(conv("groups=2 K%8=0 [2,32,20,20]->48", {2, 32, 20, 20}, {48, 16, 3, 3}, true,

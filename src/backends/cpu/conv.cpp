@@ -1,14 +1,17 @@
 // The CPU backend's fast Conv, ConvInteger and QLinearConv (its kernels in
 // qlinear_conv.cpp, falling back to the exact int32 convolution here; the
 // reference kernels are in ops/conv.cpp). A residual Add the backend fused
-// (residual_fusion.h) is added with the bias, before the activation. Float paths: 1x1 stride-1 convolutions are
-// one GEMM on the input as is; depthwise ones run a direct kernel; everything
-// else is im2col in bounded chunks of output positions followed by SGEMM.
+// (residual_fusion.h) is added with the bias, before the activation. Float
+// paths: depthwise layers run their direct kernel (conv_depthwise.h); the
+// layers direct_conv.h suits (windows wider than 1x1 on maps that fill its
+// tiles) run that; 1x1 stride-1 ones are one GEMM on the input as is; the
+// rest is im2col in bounded chunks of output positions followed by SGEMM.
 #include <algorithm>
 #include <cstring>
 
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/conv_int32.h"
+#include "backends/cpu/direct_conv.h"
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/fast_products.h"
 #include "backends/cpu/qlinear_conv.h"
@@ -69,6 +72,7 @@ void run_conv(KernelContext& ctx) {
     });
     return;
   }
+  if (direct_conv_suits(s)) return direct_conv(ctx.threads(), s, x, w, bias, res, epi, y);
 
   // GEMM paths: each task multiplies one chunk of output positions on its own
   // thread, then adds the bias and applies the activation while the chunk is

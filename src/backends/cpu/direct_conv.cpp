@@ -1,0 +1,238 @@
+// The direct convolution's driver (direct_conv.h): the phase-split copy of
+// the input, the packed weights, the split of the work over threads, and
+// each block's bias, residual and activation.
+#include "backends/cpu/direct_conv.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/common.h"
+#include "ops/conv_util.h"
+
+namespace kestrel::backends::cpu {
+
+using ops::Window2D;
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+const DirectConvKernel& direct_conv_kernel(CpuIsa isa) {
+#if KESTREL_X86
+  if (isa == CpuIsa::Avx512) return direct_conv_avx512::kernel;
+  if (isa == CpuIsa::Avx2) return direct_conv_avx2::kernel;
+#endif
+  (void)isa;
+  return direct_conv_portable::kernel;
+}
+
+bool direct_conv_suits(const ops::ConvShape& s, CpuIsa isa) {
+  if (s.g.nd < 1 || s.g.nd > 2) return false;
+  if (s.Cg == 1 && s.group > 1) return false;  // depthwise: its own kernel
+  // 1x1 layers are a plain product on the input in place, which oneDNN's
+  // SGEMM runs within 10 % of the tile's speed or faster (measured on
+  // YOLOX-nano's and M-LSD's shapes, 1 and 2 threads); the direct form wins
+  // where it spares im2col, unless the map is so small that the columns
+  // computed past each row's end and the last tile's tail (over a tenth of
+  // the outputs) cost more than the gather.
+  const Window2D v(s.g);
+  if (v.KH * v.KW == 1) return false;
+  const int64_t Wp = (v.OW - 1) * v.SW + (v.KW - 1) * v.DW + 1, Wq = ceil_div(Wp, v.SW);
+  const int64_t TW = direct_conv_kernel(isa).positions, computed = ceil_div(v.OH * Wq, TW) * TW;
+  return computed * 10 <= v.OH * v.OW * 11;
+}
+
+namespace {
+
+// Where each tap reads, relative to the output position's own place in the
+// source: the source is the input itself (1x1 stride-1 layers) or its
+// phase-split, zero-padded copy, [channel][row phase][column phase][Hq][Wq].
+struct Layout {
+  bool in_place = false;
+  int64_t Hq = 0, Wq = 0;  // a phase plane's rows and columns (the input's own in place)
+  int64_t grid = 0;        // output positions computed: OH rows of Wq
+  int64_t size = 0;        // the copy's floats, with room for the last tile's reads
+  std::vector<int64_t> off;
+};
+
+Layout layout_of(const Window2D& v, int64_t Cg, int64_t positions) {
+  Layout l;
+  l.in_place = v.KH == 1 && v.KW == 1 && v.SH == 1 && v.SW == 1 && v.PH == 0 && v.PW == 0 && v.OH == v.H &&
+               v.OW == v.W;
+  if (l.in_place) {
+    l.Hq = v.H, l.Wq = v.W, l.grid = v.H * v.W;
+    l.off.resize(size_t(Cg));
+    for (int64_t c = 0; c < Cg; ++c) l.off[size_t(c)] = c * l.grid;
+    return l;
+  }
+  // The padded input's rows and columns the windows reach, in phases.
+  const int64_t Hp = (v.OH - 1) * v.SH + (v.KH - 1) * v.DH + 1, Wp = (v.OW - 1) * v.SW + (v.KW - 1) * v.DW + 1;
+  l.Hq = ceil_div(Hp, v.SH), l.Wq = ceil_div(Wp, v.SW), l.grid = v.OH * l.Wq;
+  const int64_t plane = l.Hq * l.Wq;
+  l.off.resize(size_t(Cg * v.KH * v.KW));
+  int64_t reach = 0;
+  for (int64_t c = 0, k = 0; c < Cg; ++c)
+    for (int64_t kh = 0; kh < v.KH; ++kh)
+      for (int64_t kw = 0; kw < v.KW; ++kw, ++k) {
+        const int64_t dh = kh * v.DH, dw = kw * v.DW;
+        l.off[size_t(k)] = ((c * v.SH + dh % v.SH) * v.SW + dw % v.SW) * plane + (dh / v.SH) * l.Wq + dw / v.SW;
+        reach = std::max(reach, l.off[size_t(k)]);
+      }
+  l.size = std::max(Cg * v.SH * v.SW * plane, reach + ceil_div(l.grid, positions) * positions);
+  return l;
+}
+
+// The phase-split, zero-padded copy of one group's Cg input planes.
+void fill_phases(int threads, const Window2D& v, const Layout& l, int64_t Cg, const float* x,
+                 float* src) {
+  const int64_t plane = l.Hq * l.Wq, IS = v.H * v.W;
+  ops::parallel_for(threads, Cg, 1, [&](int64_t c) {
+    const float* xc = x + c * IS;
+    float* sc = src + c * v.SH * v.SW * plane;
+    for (int64_t rh = 0; rh < v.SH; ++rh)
+      for (int64_t rw = 0; rw < v.SW; ++rw) {
+        float* sp = sc + (rh * v.SW + rw) * plane;
+        for (int64_t i = 0; i < l.Hq; ++i) {
+          float* row = sp + i * l.Wq;
+          const int64_t ih = i * v.SH + rh - v.PH;
+          if (ih < 0 || ih >= v.H) {
+            std::fill(row, row + l.Wq, 0.f);
+            continue;
+          }
+          const float* xr = xc + ih * v.W;
+          if (v.SW == 1) {  // the row itself, between zeros of the padding
+            const int64_t lead = std::min(l.Wq, std::max<int64_t>(0, v.PW - rw));
+            const int64_t iw0 = lead + rw - v.PW, count = std::clamp<int64_t>(v.W - iw0, 0, l.Wq - lead);
+            std::fill(row, row + lead, 0.f);
+            std::copy(xr + iw0, xr + iw0 + count, row + lead);
+            std::fill(row + lead + count, row + l.Wq, 0.f);
+            continue;
+          }
+          for (int64_t j = 0; j < l.Wq; ++j) {
+            const int64_t iw = j * v.SW + rw - v.PW;
+            row[j] = iw >= 0 && iw < v.W ? xr[iw] : 0.f;
+          }
+        }
+      }
+  });
+  const int64_t filled = Cg * v.SH * v.SW * plane;
+  std::fill(src + filled, src + l.size, 0.f);
+}
+
+// The weights of every group in blocks of kPackRows output channels (zero
+// rows past the group's last): [group][block][tap][kPackRows].
+std::vector<float> pack_weights(const ops::ConvShape& s, int64_t K, const float* w) {
+  const int64_t blocks = ceil_div(s.Mg, kPackRows);
+  std::vector<float> p(size_t(s.group * blocks * K * kPackRows), 0.f);
+  for (int64_t gi = 0; gi < s.group; ++gi)
+    for (int64_t m = 0; m < s.Mg; ++m) {
+      const float* wm = w + (gi * s.Mg + m) * K;
+      float* pm = p.data() + ((gi * blocks + m / kPackRows) * K) * kPackRows + m % kPackRows;
+      for (int64_t k = 0; k < K; ++k) pm[k * kPackRows] = wm[k];
+    }
+  return p;
+}
+
+}  // namespace
+
+void direct_conv(int threads, const ops::ConvShape& s, const float* x, const float* w,
+                 const float* bias, const float* residual, const ops::Epilogue& epi, float* y, CpuIsa isa) {
+  const DirectConvKernel& kern = direct_conv_kernel(isa);
+  const Window2D v(s.g);
+  const int64_t TW = kern.positions, K = s.Cg * v.KH * v.KW, IS = v.H * v.W, OS = v.OH * v.OW;
+  const Layout l = layout_of(v, s.Cg, TW);
+  const std::vector<float> packed = pack_weights(s, K, w);
+  const int64_t blocks = ceil_div(s.Mg, kPackRows), ntiles = ceil_div(l.grid, TW);
+  // Taps per pass over a tile: the tile's input runs stay in L1 while every
+  // block of output channels reads them.
+  const int64_t kstep = std::max<int64_t>(32, 6144 / TW);
+  // Work: chunks of tiles x ranges of channel blocks, at least four tasks a
+  // thread of near-equal size (the threads take equal runs of tasks). A
+  // chunk's outputs (every channel of its range) stay in L2 until finished;
+  // small maps split the channels too.
+  const int64_t parts = ntiles >= 4 * int64_t(threads) ? 1 : std::min(blocks, ceil_div(4 * int64_t(threads), ntiles));
+  const int64_t part_blocks = ceil_div(blocks, parts);
+  const int64_t cap = std::max<int64_t>(1, 32768 / (part_blocks * kPackRows * TW));
+  const int64_t chunk = ceil_div(ntiles, std::min(ntiles, std::max(ceil_div(ntiles, cap), ceil_div(4 * int64_t(threads), parts))));
+  const int64_t chunks = ceil_div(ntiles, chunk);
+  // In place, the last tile may read past the input's end: its runs are
+  // staged in a zero-padded copy, read with these offsets.
+  std::vector<int64_t> staged_off(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) staged_off[size_t(k)] = k * TW;
+
+  static thread_local std::vector<float> src_buf;
+  if (!l.in_place) src_buf.resize(size_t(l.size));
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t gi = 0; gi < s.group; ++gi) {
+      const float* xg = x + (n * s.C + gi * s.Cg) * IS;
+      const float* src = xg;
+      if (!l.in_place) {
+        fill_phases(threads, v, l, s.Cg, xg, src_buf.data());
+        src = src_buf.data();
+      }
+      const float* wg = packed.data() + gi * blocks * K * kPackRows;
+      ops::parallel_for(threads, chunks * parts, 1, [&](int64_t task) {
+        const int64_t c0 = (task / parts) * chunk, c1 = std::min(ntiles, c0 + chunk);
+        const int64_t b0 = (task % parts) * part_blocks, b1 = std::min(blocks, b0 + part_blocks);
+        if (b0 >= b1) return;
+        const int64_t m0 = b0 * kPackRows, m1 = std::min(s.Mg, b1 * kPackRows);
+        // Where the tiles' rows are the output's own (1x1 layers in place)
+        // and the chunk ends on a whole tile, the sums go straight into Y;
+        // else into a buffer, and the finish copies the valid positions.
+        const bool into_y = l.Wq == v.OW && c1 * TW <= l.grid;
+        const int64_t ld = into_y ? OS : (c1 - c0) * TW;
+        static thread_local std::vector<float> buf, stage;
+        if (!into_y) buf.resize(size_t((m1 - m0) * ld));
+        float* out = into_y ? y + (n * s.M + gi * s.Mg + m0) * OS + c0 * TW : buf.data();
+        for (int64_t t = c0; t < c1; ++t) {
+          const int64_t p = t * TW;
+          const float* b = src + p;
+          const int64_t* off = l.off.data();
+          if (l.in_place && p + TW > l.grid) {
+            stage.assign(size_t(K * TW), 0.f);
+            for (int64_t k = 0; k < K; ++k)
+              std::copy(src + l.off[size_t(k)] + p, src + l.off[size_t(k)] + l.grid, stage.data() + k * TW);
+            b = stage.data(), off = staged_off.data();
+          }
+          float* ot = out + (t - c0) * TW;
+          for (int64_t k0 = 0; k0 < K; k0 += kstep) {
+            const int64_t k1 = std::min(K, k0 + kstep);
+            for (int64_t m = m0; m < m1; m += kern.rows) {
+              const int64_t block = m / kPackRows, r = m % kPackRows;
+              const int rows = int(std::min<int64_t>({kern.rows, m1 - m, kPackRows - r}));
+              kern.tile(rows, k0, k1, b, off, wg + block * K * kPackRows + r, ot + (m - m0) * ld, ld, k0 > 0);
+            }
+          }
+        }
+        // Finish the chunk: the valid positions of each row of outputs, plus
+        // bias and residual, through the activation, into Y.
+        const int64_t p0 = c0 * TW, p1 = std::min(l.grid, c1 * TW);
+        for (int64_t m = m0; m < m1; ++m) {
+          const int64_t ch = n * s.M + gi * s.Mg + m;
+          const float bv = bias ? bias[gi * s.Mg + m] : 0.f;
+          if (into_y) {
+            float* yr = out + (m - m0) * ld;
+            const float* rr = residual ? residual + ch * OS + p0 : nullptr;
+            for (int64_t j = 0; j < p1 - p0; ++j) yr[j] += bv + (rr ? rr[j] : 0.f);
+            epi.apply(yr, p1 - p0);
+            continue;
+          }
+          const float* om = out + (m - m0) * ld;
+          for (int64_t oh = p0 / l.Wq; oh * l.Wq < p1; ++oh) {
+            const int64_t j0 = std::max(p0 - oh * l.Wq, int64_t(0)), j1 = std::min(p1 - oh * l.Wq, v.OW);
+            if (j0 >= j1) continue;
+            float* yr = y + ch * OS + oh * v.OW;
+            const float* o = om + oh * l.Wq - p0;
+            const float* rr = residual ? residual + ch * OS + oh * v.OW : nullptr;
+            if (rr)
+              for (int64_t j = j0; j < j1; ++j) yr[j] = o[j] + bv + rr[j];
+            else
+              for (int64_t j = j0; j < j1; ++j) yr[j] = o[j] + bv;
+            epi.apply(yr + j0, j1 - j0);
+          }
+        }
+      });
+    }
+}
+
+}  // namespace kestrel::backends::cpu
