@@ -1,6 +1,7 @@
 #include "backends/cpu/conv_depthwise.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "core/cpu_isa.h"
