@@ -96,9 +96,12 @@ TEST(CpuDirectConv, MatchesAPlainLoopAtEveryLevelAndThreadCount) {
     for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
       if (isa > cpu_isa_detected()) continue;
       for (int threads : {1, 3}) {
+        // The weights packed by the kernel (on 1 thread) or beforehand, as
+        // the graph's packing gives them (on 3).
+        const std::vector<float> packed = backends::cpu::pack_direct_conv_weights(w.data(), s.M, s.group, K);
         std::vector<float> y(want.size(), std::nanf(""));
-        backends::cpu::direct_conv(threads, s, x.data(), w.data(), b.data(), c.residual ? r.data() : nullptr, epi,
-                                   y.data(), isa);
+        backends::cpu::direct_conv(threads, s, x.data(), w.data(), threads == 1 ? nullptr : packed.data(), b.data(),
+                                   c.residual ? r.data() : nullptr, epi, y.data(), isa);
         // Up to 720 products of values in [-1, 1] summed in float32 in
         // another order: errors near 1e-5; a wrong or missing tap is off
         // by 1e-2 or more.
@@ -111,9 +114,10 @@ TEST(CpuDirectConv, MatchesAPlainLoopAtEveryLevelAndThreadCount) {
 }
 
 // The shapes the direct form takes: wider windows on maps its tiles fill,
-// not 1x1 layers (oneDNN's product on the input in place is as fast), not
-// depthwise ones (their own kernel), not maps whose padding columns and last
-// tile waste over a tenth of the work.
+// or small layers whatever the waste; not 1x1 layers (oneDNN's product on the
+// input in place is as fast), not depthwise ones (their own kernel), not
+// larger layers on maps whose padding columns and last tile waste over a
+// tenth of the work.
 TEST(CpuDirectConv, TakesWideWindowsOnMapsThatFillItsTiles) {
   auto suits = [](Case c) { return backends::cpu::direct_conv_suits(shape_of(c), CpuIsa::Avx512); };
   EXPECT_TRUE(suits({"", 1, 64, 64, 1, {80, 80}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
@@ -122,6 +126,7 @@ TEST(CpuDirectConv, TakesWideWindowsOnMapsThatFillItsTiles) {
   EXPECT_FALSE(suits({"", 1, 64, 64, 1, {52, 52}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}}));
   EXPECT_FALSE(suits({"", 1, 64, 64, 64, {52, 52}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
   EXPECT_FALSE(suits({"", 1, 128, 128, 1, {13, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
+  EXPECT_TRUE(suits({"", 1, 256, 6, 1, {4, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/conv_int32.h"
+#include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/direct_conv.h"
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/fast_products.h"
@@ -40,6 +41,18 @@ const float* residual(const KernelContext& ctx, const Tensor& Y) {
     ctx.fail("the fused residual is ", dtype_name(r.dtype()), " ", shape_str(r.shape()), ", not float32 ",
              shape_str(Y.shape()), " as the output");
   return r.data<float>();
+}
+
+// The weights packed at load for the direct convolution
+// (conv_weight_packing.h), or null where they were not (or do not fit this
+// Conv's shape: then the kernel packs them itself).
+const float* packed_weights(const KernelContext& ctx, const ConvShape& s) {
+  const int64_t at = ctx.node.attr_i(kPackedWeightsAttr, -1);
+  if (at < 0 || !ctx.has_input(int(at))) return nullptr;
+  const Tensor& p = ctx.input(int(at));
+  const int64_t blocks = (s.Mg + kPackRows - 1) / kPackRows;
+  const bool fits = p.dtype() == DType::Float32 && p.numel() == s.group * blocks * s.Cg * s.g.kernel_size() * kPackRows;
+  return fits ? p.data<float>() : nullptr;
 }
 
 void run_conv(KernelContext& ctx) {
@@ -72,7 +85,7 @@ void run_conv(KernelContext& ctx) {
     });
     return;
   }
-  if (direct_conv_suits(s)) return direct_conv(ctx.threads(), s, x, w, bias, res, epi, y);
+  if (direct_conv_suits(s)) return direct_conv(ctx.threads(), s, x, w, packed_weights(ctx, s), bias, res, epi, y);
 
   // GEMM paths: each task multiplies one chunk of output positions on its own
   // thread, then adds the bias and applies the activation while the chunk is

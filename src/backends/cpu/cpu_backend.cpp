@@ -1,6 +1,7 @@
 // The CPU backend: every registered op, run by the executor with the fast
 // kernels where they exist (or the reference kernels only, on request).
 #include "backends/backend.h"
+#include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/executor.h"
 #include "backends/cpu/residual_fusion.h"
 
@@ -10,11 +11,14 @@ namespace kestrel::backends {
 namespace {
 
 // The fast kernels' own copy of the graph, with the fusions only they run
-// (residual_fusion.h); nullopt where the graph is run as given.
+// (residual_fusion.h) and the Conv weights packed for them
+// (conv_weight_packing.h, after the fusion, which moves Convs); nullopt
+// where the graph is run as given.
 std::optional<ir::Graph> fused_for_fast_kernels(const ir::Graph& g, CpuKernels kernels) {
   if (kernels != CpuKernels::Fast) return std::nullopt;
   ir::Graph copy = g;  // (tensors share their storage)
-  if (cpu::fuse_residual_adds(copy) == 0) return std::nullopt;
+  const int fused = cpu::fuse_residual_adds(copy);
+  if (fused + cpu::pack_conv_weights(copy) == 0) return std::nullopt;
   return copy;
 }
 

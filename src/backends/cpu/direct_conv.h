@@ -18,6 +18,7 @@
 // reference at every instruction-set level.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/cpu_isa.h"
 #include "ops/conv.h"
@@ -43,10 +44,16 @@ const DirectConvKernel& direct_conv_kernel(CpuIsa isa);
 // (depthwise layers have their own kernel and are not taken).
 bool direct_conv_suits(const ops::ConvShape& s, CpuIsa isa = cpu_isa());
 
+// W [M, K] (M output channels in `group` groups, K taps each) in the tiles'
+// order: [group][block of kPackRows channels][tap][kPackRows], zero rows past
+// a group's last channel.
+std::vector<float> pack_direct_conv_weights(const float* w, int64_t M, int64_t group, int64_t K);
+
 // Y = conv(X, W) + bias (may be null) + residual (may be null; Y's shape),
-// then the activation; X, W and Y as the Conv op lays them out. On up to
+// then the activation; X, W and Y as the Conv op lays them out, `packed` W
+// as pack_direct_conv_weights gives it (null: packed here). On up to
 // `threads` OpenMP threads (one inside a parallel region).
-void direct_conv(int threads, const ops::ConvShape& s, const float* x, const float* w,
+void direct_conv(int threads, const ops::ConvShape& s, const float* x, const float* w, const float* packed,
                  const float* bias, const float* residual, const ops::Epilogue& epi, float* y, CpuIsa isa = cpu_isa());
 
 namespace direct_conv_portable {
