@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/direct_conv.h"
 #include "core/cpu_isa.h"
 
@@ -130,4 +131,51 @@ TEST(CpuDirectConv, TakesWideWindowsOnMapsThatFillItsTiles) {
 }
 
 }  // namespace
+}  // namespace kestrel
+
+namespace kestrel {
+namespace {
+
+ir::Node conv_node(ir::Graph& g, const std::string& x, const std::string& w, const std::string& y, int64_t group) {
+  ir::Node n;
+  n.op_type = "Conv";
+  n.name = y;
+  n.opset = 11;
+  n.inputs = {g.add_value(x), g.add_value(w)};
+  n.outputs = {g.add_value(y)};
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::Int;
+  a.i = group;
+  n.attrs["group"] = a;
+  return n;
+}
+
+}  // namespace
+
+// The load-time packing (backends/cpu/conv_weight_packing.h) gives the
+// Convs the direct form may take their packed weights, once per weight
+// tensor shared by several, in the order the kernel packs them; 1x1 and
+// depthwise layers and weights computed at run time are left as they are.
+TEST(CpuConvWeightPacking, PacksConstantWideWindowsOncePerWeights) {
+  ir::Graph g;
+  std::vector<float> w3(4 * 6 * 3 * 3), w1(4 * 6), wd(6 * 9);
+  for (size_t i = 0; i < w3.size(); ++i) w3[i] = float(i % 13) - 6;
+  g.initializers[g.add_value("w3")] = Tensor::from_f32({4, 6, 3, 3}, w3);
+  g.initializers[g.add_value("w1")] = Tensor::from_f32({4, 6, 1, 1}, w1);
+  g.initializers[g.add_value("wd")] = Tensor::from_f32({6, 1, 3, 3}, wd);
+  g.nodes = {conv_node(g, "x", "w3", "a", 1), conv_node(g, "x", "w3", "b", 1), conv_node(g, "x", "w1", "c", 1),
+             conv_node(g, "x", "wd", "d", 6), conv_node(g, "x", "dynamic_w", "e", 1)};
+  const size_t initializers = g.initializers.size();
+  EXPECT_EQ(backends::cpu::pack_conv_weights(g), 2);
+  EXPECT_EQ(g.initializers.size(), initializers + 1);
+  for (int i : {0, 1}) {
+    const ir::Node& n = g.nodes[size_t(i)];
+    ASSERT_EQ(n.attr_i(backends::cpu::kPackedWeightsAttr, -1), 4);
+    ASSERT_EQ(n.inputs.size(), 5u);
+    EXPECT_EQ(n.inputs[2], -1);
+    EXPECT_EQ(g.initializers.at(n.inputs[4]).to_f32(), backends::cpu::pack_direct_conv_weights(w3.data(), 4, 1, 54));
+  }
+  for (int i : {2, 3, 4}) EXPECT_FALSE(g.nodes[size_t(i)].has(backends::cpu::kPackedWeightsAttr)) << i;
+}
+
 }  // namespace kestrel
