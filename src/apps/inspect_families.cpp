@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "backends/backend.h"
 #include "onnx/loader.h"
@@ -12,10 +13,14 @@
 namespace kestrel::cli {
 namespace {
 
+// By node name: a backend may run its own copy of the graph (the CPU's
+// fused and packed one, backends/cpu/conv_weight_packing.h), whose nodes keep
+// their names but are not the model's. Only the model's names count: a fused
+// node's first runs also trace the nodes it replaced (its check).
 struct FlopsTally {
-  std::map<const ir::Node*, double> per_node;
+  std::map<std::string, double> per_node;
   static void record(void* self, const backends::NodeTiming& t) {
-    static_cast<FlopsTally*>(self)->per_node[t.node] += backends::node_flops(*t.node, t.input_shapes, t.output_shapes);
+    static_cast<FlopsTally*>(self)->per_node[t.node->name] += backends::node_flops(*t.node, t.input_shapes, t.output_shapes);
   }
 };
 
@@ -41,11 +46,13 @@ FamiliesView inspect_families(const Args& a, const ir::Graph& g) {
     for (const families::FamilyClaim& c : v.report.claims) {
       double f = 0;
       for (const ir::Node& n : nodes)
-        if (n.name == c.node) f = tally.per_node[&n];
+        if (n.name == c.node) f = tally.per_node[n.name];
       v.fused_flops.push_back(f);
     }
+    std::set<std::string> counted;
+    for (const ir::Node& n : nodes)
+      if (counted.insert(n.name).second) v.total_flops += tally.per_node[n.name];
     for (const ir::Node& n : nodes) {
-      v.total_flops += tally.per_node[&n];
       if (fused(n)) {
         seen_fused = true;
         continue;
