@@ -13,6 +13,8 @@
 #include "backends/cpu/narrow_gemm.h"
 #include "core/cpu_isa.h"
 #include "core/tensor.h"
+#include "ops/activation.h"
+#include "ops/logistic.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
 
@@ -131,6 +133,33 @@ TEST_P(AtEachLevel, HalfConversionsGiveTheBaselinesBits) {
 
 // The narrow products run on AVX2 and AVX-512 only; at the baseline they
 // decline and oneDNN (with its own dispatch) takes the product.
+// The fused activations' block loops (ops/activation_apply.cpp) give the
+// scalar reference's bits at every level, NaN and infinities included;
+// Sigmoid and Silu those of the Sigmoid op's logistic (ops/logistic.h).
+TEST_P(AtEachLevel, ActivationBlocksGiveTheScalarBits) {
+  std::vector<float> x;
+  for (int i = -400; i <= 400; ++i) x.push_back(float(i) / 37.f);
+  x.insert(x.end(), {std::nanf(""), INFINITY, -INFINITY, -0.f, 1e-40f});
+  std::vector<float> sig(x.size());
+  ops::logistic(x.data(), sig.data(), int64_t(x.size()));
+  for (int k = 1; k < ops::kActivationCount; ++k) {
+    const auto kind = ops::Activation(k);
+    const float a = 0.2f, b = kind == ops::Activation::Clip ? 6.f : 0.5f;
+    std::vector<float> y = x;
+    ops::apply_activation(kind, a, b, y.data(), int64_t(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      float want = ops::activate(kind, a, b, x[i]);
+      if (kind == ops::Activation::Sigmoid) want = sig[i];
+      if (kind == ops::Activation::Silu) want = x[i] * sig[i];
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(y[i])) << ops::activation_name(kind) << " of " << x[i];
+        continue;
+      }
+      EXPECT_EQ(y[i], want) << ops::activation_name(kind) << " of " << x[i];
+    }
+  }
+}
+
 TEST_P(AtEachLevel, NarrowProductsRunFromAvx2On) {
   std::vector<float> a(16 * 32, 1.f), b(32 * 4, 1.f), c(16 * 4, 0.f);
   const bool ran = backends::cpu::narrow_gemm(false, 16, 4, 32, a.data(), 32, b.data(), 4, c.data(), 4);
