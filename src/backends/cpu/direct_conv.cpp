@@ -4,6 +4,7 @@
 #include "backends/cpu/direct_conv.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "ops/common.h"
@@ -15,6 +16,7 @@ using ops::Window2D;
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+typedef float v4 __attribute__((vector_size(16)));
 }  // namespace
 
 const DirectConvKernel& direct_conv_kernel(CpuIsa isa) {
@@ -93,11 +95,11 @@ void fill_phases(int threads, const Window2D& v, const Layout& l, int64_t Cg, co
   ops::parallel_for(threads, Cg, 1, [&](int64_t c) {
     const float* xc = x + c * IS;
     float* sc = src + c * v.SH * v.SW * plane;
+    // Each input row once into all its column phases, while it is in L1.
     for (int64_t rh = 0; rh < v.SH; ++rh)
-      for (int64_t rw = 0; rw < v.SW; ++rw) {
-        float* sp = sc + (rh * v.SW + rw) * plane;
-        for (int64_t i = 0; i < l.Hq; ++i) {
-          float* row = sp + i * l.Wq;
+      for (int64_t i = 0; i < l.Hq; ++i)
+        for (int64_t rw = 0; rw < v.SW; ++rw) {
+          float* row = sc + (rh * v.SW + rw) * plane + i * l.Wq;
           const int64_t ih = i * v.SH + rh - v.PH;
           if (ih < 0 || ih >= v.H) {
             std::fill(row, row + l.Wq, 0.f);
@@ -117,10 +119,18 @@ void fill_phases(int threads, const Window2D& v, const Layout& l, int64_t Cg, co
           const int64_t jb = std::max(ja, std::min(l.Wq, ceil_div(v.W + v.PW - rw, v.SW)));
           const float* xs = xr + rw - v.PW;
           for (int64_t j = 0; j < ja; ++j) row[j] = 0.f;
-          for (int64_t j = ja; j < jb; ++j) row[j] = xs[j * v.SW];
+          int64_t j = ja;
+          if (v.SW == 2)  // four at a time: two loads, their even lanes
+            for (; j + 4 <= jb && 2 * j + 7 < v.W - rw + v.PW; j += 4) {
+              v4 lo, hi;
+              std::memcpy(&lo, xs + 2 * j, sizeof lo);
+              std::memcpy(&hi, xs + 2 * j + 4, sizeof hi);
+              const v4 even = __builtin_shufflevector(lo, hi, 0, 2, 4, 6);
+              std::memcpy(row + j, &even, sizeof even);
+            }
+          for (; j < jb; ++j) row[j] = xs[j * v.SW];
           for (int64_t j = jb; j < l.Wq; ++j) row[j] = 0.f;
         }
-      }
   });
   const int64_t filled = Cg * v.SH * v.SW * plane;
   std::fill(src + filled, src + l.size, 0.f);
