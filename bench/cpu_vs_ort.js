@@ -32,7 +32,7 @@ for (const [name, file, dims, maxRuns] of MODELS) {
     process.exitCode = 1;
     continue;
   }
-  const dir = path.join(tmp, file);
+  const dir = path.join(tmp, path.basename(file));
   fs.mkdirSync(dir);
   const pairs = writeInputs(kestrel, model, dims, dir, threads);
   const k = JSON.parse(execFileSync(kestrel, ['bench', model, '--threads', String(threads), '--runs', String(n), '--warmup', '1', '--json',

@@ -5,7 +5,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
-// name, file under models/, symbolic dims to fix (the shapes the app uses),
+// name, file under models/ (or a path from there), symbolic dims to fix (the shapes the app uses),
 // and for the slow models a cap on the runs (each takes seconds)
 const MODELS = [
   ['ppocr-det 640x640', 'ppocrv4_det.onnx', ['p2o.DynamicDimension.0=1', 'p2o.DynamicDimension.1=640', 'p2o.DynamicDimension.2=640']],
@@ -18,6 +18,9 @@ const MODELS = [
   ['mlsd tiny 320', 'mlsd_tiny_320.onnx', []],
   ['mlsd large 320', 'mlsd_large_320.onnx', []],
   ['silero vad 512 samples', 'silero_vad.onnx', []],
+  ['ultraface 320', 'ultraface_320.onnx', []],
+  // A detector from the shared test data beside the repository (../shared/models).
+  ['yolox nano 416', '../../shared/models/yolox_nano.onnx', []],
 ];
 
 // Minimal .npy writer for the few inputs made here.
