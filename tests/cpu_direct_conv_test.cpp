@@ -1,7 +1,7 @@
 // The CPU backend's direct convolution (backends/cpu/direct_conv.h) against
 // a plain loop, at every instruction-set level this CPU has and on 1 and 3
-// threads: 1x1 layers read in place (a last tile past the input's end, a
-// chunk written straight into the output), strides and dilations through the
+// threads: 1x1 layers (a last tile past the input's end, a chunk written
+// straight into the output), strides and dilations through the
 // phase-split copy, asymmetric padding, groups, 1-D windows, more taps than
 // one pass over a tile holds, and the bias, residual and activation.
 #include <gtest/gtest.h>
@@ -65,9 +65,9 @@ std::vector<double> plain_conv(const ops::ConvShape& s, const std::vector<float>
 std::vector<Case> cases() {
   using A = ops::Activation;
   return {
-      {"1x1 in place, 63 positions (a last tile past the input), 13 channels", 2, 5, 13, 1, {7, 9}, {1, 1}, {1, 1},
+      {"1x1, 63 positions (a last tile past the input), 13 channels", 2, 5, 13, 1, {7, 9}, {1, 1}, {1, 1},
        {1, 1}, {0, 0}, {0, 0}, true, A::Relu},
-      {"1x1 in place, 1600 positions, 24 channels", 1, 16, 24, 1, {40, 40}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {"1x1, 1600 positions, 24 channels", 1, 16, 24, 1, {40, 40}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {"1x1 stride 2 (phases)", 1, 7, 9, 1, {15, 18}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
       {"3x3 pad 1, 10 channels", 1, 6, 10, 1, {17, 19}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, A::Silu},
       {"3x3 stride 2 pad 1", 2, 4, 9, 1, {21, 23}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},

@@ -30,13 +30,6 @@ Activation activation_of_op(const char* op_type);
 // act(x) with its parameters a, b (Clip: min, max; LeakyRelu: alpha;
 // (Mul)HardSigmoid: alpha, beta). NaN passes through every kind, as in the
 // unfused ops.
-inline float activate(Activation act, float a, float b, float x);
-
-// y[i] = activate(kind, a, b, y[i]) over a block, vectorized at the CPU's
-// level (activation_apply.cpp); Sigmoid and Silu with the Sigmoid op's
-// logistic (ops/logistic.h), as the unfused nodes compute them.
-void apply_activation(Activation kind, float a, float b, float* y, int64_t n);
-
 inline float activate(Activation act, float a, float b, float x) {
   switch (act) {
     case Activation::None: return x;
@@ -60,5 +53,10 @@ inline float activate(Activation act, float a, float b, float x) {
   }
   return x;
 }
+
+// y[i] = activate(kind, a, b, y[i]) over a block, vectorized at the CPU's
+// level (activation_apply.cpp); Sigmoid and Silu with the Sigmoid op's
+// logistic (ops/logistic.h), as the unfused nodes compute them.
+void apply_activation(Activation kind, float a, float b, float* y, int64_t n);
 
 }  // namespace kestrel::ops

@@ -3,7 +3,6 @@
 // (passes/fuse_activation.cpp) records it on the node as two attributes;
 // kernels that honour them call Epilogue::of(node).apply(...) on their output.
 #pragma once
-#include <type_traits>
 #include <vector>
 
 #include "ir/graph.h"
@@ -32,12 +31,9 @@ struct Epilogue {
     return e;
   }
 
-  // Sigmoid and Silu take the logistic the Sigmoid op computes
-  // (ops/logistic.h: ONNX Runtime's approximation, vectorized), so a fused
-  // Silu gives the bits of the Sigmoid and Mul it replaces, at a fraction of
-  // the cost of a call to exp per value.
+  // (ops/activation.h: a fused Silu gives the bits of the Sigmoid and Mul it
+  // replaces.)
   void apply(float* y, int64_t n) const { apply_activation(kind, a, b, y, n); }
-
 };
 
 }  // namespace kestrel::ops

@@ -51,11 +51,10 @@ bool direct_conv_suits(const ops::ConvShape& s, CpuIsa isa) {
 namespace {
 
 // Where each tap reads, relative to the output position's own place in the
-// source: the source is the input itself (1x1 stride-1 layers) or its
-// phase-split, zero-padded copy, [channel][row phase][column phase][Hq][Wq].
+// input's phase-split, zero-padded copy, [channel][row phase][column
+// phase][Hq][Wq].
 struct Layout {
-  bool in_place = false;
-  int64_t Hq = 0, Wq = 0;  // a phase plane's rows and columns (the input's own in place)
+  int64_t Hq = 0, Wq = 0;  // a phase plane's rows and columns
   int64_t grid = 0;        // output positions computed: OH rows of Wq
   int64_t size = 0;        // the copy's floats, with room for the last tile's reads
   std::vector<int64_t> off;
@@ -63,14 +62,6 @@ struct Layout {
 
 Layout layout_of(const Window2D& v, int64_t Cg, int64_t positions) {
   Layout l;
-  l.in_place = v.KH == 1 && v.KW == 1 && v.SH == 1 && v.SW == 1 && v.PH == 0 && v.PW == 0 && v.OH == v.H &&
-               v.OW == v.W;
-  if (l.in_place) {
-    l.Hq = v.H, l.Wq = v.W, l.grid = v.H * v.W;
-    l.off.resize(size_t(Cg));
-    for (int64_t c = 0; c < Cg; ++c) l.off[size_t(c)] = c * l.grid;
-    return l;
-  }
   // The padded input's rows and columns the windows reach, in phases.
   const int64_t Hp = (v.OH - 1) * v.SH + (v.KH - 1) * v.DH + 1, Wp = (v.OW - 1) * v.SW + (v.KW - 1) * v.DW + 1;
   l.Hq = ceil_div(Hp, v.SH), l.Wq = ceil_div(Wp, v.SW), l.grid = v.OH * l.Wq;
@@ -174,45 +165,30 @@ void direct_conv(int threads, const ops::ConvShape& s, const float* x, const flo
   const int64_t cap = std::max<int64_t>(1, 32768 / (part_blocks * kPackRows * TW));
   const int64_t chunk = ceil_div(ntiles, std::min(ntiles, std::max(ceil_div(ntiles, cap), ceil_div(4 * int64_t(threads), parts))));
   const int64_t chunks = ceil_div(ntiles, chunk);
-  // In place, the last tile may read past the input's end: its runs are
-  // staged in a zero-padded copy, read with these offsets.
-  std::vector<int64_t> staged_off(static_cast<size_t>(K));
-  for (int64_t k = 0; k < K; ++k) staged_off[size_t(k)] = k * TW;
-
   static thread_local std::vector<float> src_buf;
-  if (!l.in_place) src_buf.resize(size_t(l.size));
+  src_buf.resize(size_t(l.size));
   for (int64_t n = 0; n < s.N; ++n)
     for (int64_t gi = 0; gi < s.group; ++gi) {
-      const float* xg = x + (n * s.C + gi * s.Cg) * IS;
-      const float* src = xg;
-      if (!l.in_place) {
-        fill_phases(threads, v, l, s.Cg, xg, src_buf.data());
-        src = src_buf.data();
-      }
+      fill_phases(threads, v, l, s.Cg, x + (n * s.C + gi * s.Cg) * IS, src_buf.data());
+      const float* src = src_buf.data();
       const float* wg = packed + gi * blocks * K * kPackRows;
       ops::parallel_for(threads, chunks * parts, 1, [&](int64_t task) {
         const int64_t c0 = (task / parts) * chunk, c1 = std::min(ntiles, c0 + chunk);
         const int64_t b0 = (task % parts) * part_blocks, b1 = std::min(blocks, b0 + part_blocks);
         if (b0 >= b1) return;
         const int64_t m0 = b0 * kPackRows, m1 = std::min(s.Mg, b1 * kPackRows);
-        // Where the tiles' rows are the output's own (1x1 layers in place)
-        // and the chunk ends on a whole tile, the sums go straight into Y;
-        // else into a buffer, and the finish copies the valid positions.
+        // Where the tiles' rows are the output's own (no columns past a row's
+        // end: 1-wide windows at stride 1) and the chunk ends on a whole
+        // tile, the sums go straight into Y; else into a buffer, and the
+        // finish copies the valid positions.
         const bool into_y = l.Wq == v.OW && c1 * TW <= l.grid;
         const int64_t ld = into_y ? OS : (c1 - c0) * TW;
-        static thread_local std::vector<float> buf, stage;
+        static thread_local std::vector<float> buf;
         if (!into_y) buf.resize(size_t((m1 - m0) * ld));
         float* out = into_y ? y + (n * s.M + gi * s.Mg + m0) * OS + c0 * TW : buf.data();
         for (int64_t t = c0; t < c1; ++t) {
-          const int64_t p = t * TW;
-          const float* b = src + p;
+          const float* b = src + t * TW;
           const int64_t* off = l.off.data();
-          if (l.in_place && p + TW > l.grid) {
-            stage.assign(size_t(K * TW), 0.f);
-            for (int64_t k = 0; k < K; ++k)
-              std::copy(src + l.off[size_t(k)] + p, src + l.off[size_t(k)] + l.grid, stage.data() + k * TW);
-            b = stage.data(), off = staged_off.data();
-          }
           float* ot = out + (t - c0) * TW;
           for (int64_t k0 = 0; k0 < K; k0 += kstep) {
             const int64_t k1 = std::min(K, k0 + kstep);

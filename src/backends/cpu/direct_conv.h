@@ -5,13 +5,11 @@
 // models are made of (few input channels, 1x1 at large maps, 3x3 with 16 to
 // 128 channels) im2col + SGEMM spends more time moving data than
 // multiplying; here each register tile of output channels x output
-// positions sums its taps straight from the input:
-//  - 1x1 stride-1 layers read the input in place;
-//  - the others read a copy padded with the zeros of the padding and split
-//    into stride phases (for stride s, s x s planes of every s-th row and
-//    column), so every tap of a run of outputs is a contiguous run of input:
-//    the outputs are computed on the phase planes' row width, and the few
-//    columns past the output's width are dropped.
+// positions sums its taps straight from a copy of the input padded with the
+// zeros of the padding and split into stride phases (for stride s, s x s
+// planes of every s-th row and column), so every tap of a run of outputs is
+// a contiguous run of input: the outputs are computed on the phase planes'
+// row width, and the few columns past the output's width are dropped.
 // The bias, a fused residual Add and a fused activation are applied to each
 // block of outputs while it is in cache. conv.cpp picks it by shape
 // (direct_conv_suits); tests/cpu_direct_conv_test.cpp checks it against the
