@@ -120,13 +120,21 @@ void copy_typed(const KernelContext& ctx, const E* src, E* dst, const Shape& d, 
   }
   for_chunks(ctx, rows, rows * inner * int64_t(sizeof(E)), [&](int64_t begin, int64_t end) {
     if (begin >= end) return;
+    if (r == 2 && si == 1 && inner * int64_t(sizeof(E)) < 64) {
+      // Short rows at one stride (a Slice of a few columns): the general
+      // walk's bookkeeping would cost more than each row's copy.
+      for (int64_t row = begin; row < end; ++row)
+        for (int64_t k = 0; k < inner; ++k) dst[row * inner + k] = src[row * s[0] + k];
+      return;
+    }
     std::vector<int64_t> idx(r, 0);
     decompose(begin, d, r - 1, idx);
     int64_t off = offset_of(begin, d, s, r - 1);
     for (int64_t row = begin; row < end; ++row) {
       E* out = dst + row * inner;
       const E* in = src + off;
-      if (si == 1) std::memcpy(out, in, size_t(inner) * sizeof(E));
+      if (si == 1)
+        copy_run(reinterpret_cast<uint8_t*>(out), reinterpret_cast<const uint8_t*>(in), size_t(inner) * sizeof(E));
       else if (si == 0) std::fill_n(out, inner, *in);
       else
         for (int64_t k = 0; k < inner; ++k) out[k] = in[k * si];

@@ -3,6 +3,7 @@
 // by element size rather than by type.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,20 @@ void dispatch_bytes(const KernelContext& ctx, DType t, F&& f) {
     case 8: f(static_cast<uint64_t*>(nullptr)); break;
     default: ctx.fail("element type ", dtype_name(t), " is not supported");
   }
+}
+
+// memcpy for the short runs that Slice, Concat and Split meet along a last
+// axis of a few elements (a detector's [1, N, 4] boxes split into two
+// pairs): a call to memcpy per 8-byte run cost more than the copy itself,
+// so runs under 64 bytes go 8 bytes (then 1) at a time, inline.
+inline void copy_run(uint8_t* dst, const uint8_t* src, size_t n) {
+  if (n >= 64) {
+    std::memcpy(dst, src, n);
+    return;
+  }
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8);
+  for (; i < n; ++i) dst[i] = src[i];
 }
 
 // Row-major element strides of a shape.
