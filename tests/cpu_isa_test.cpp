@@ -160,6 +160,50 @@ TEST_P(AtEachLevel, ActivationBlocksGiveTheScalarBits) {
   }
 }
 
+// QuantizeLinear and DequantizeLinear per tensor on 8 bits (ops/quantize.cpp's
+// vectorized loops, one build per level) give the general per-axis path's
+// bits: the same scale and zero point repeated along an axis of 3 take that
+// path. Ties at half a step (half to even), saturation both ways, NaN,
+// infinities and values past 2^22 steps among the inputs.
+TEST_P(AtEachLevel, PerTensorQuantizationGivesThePerAxisBits) {
+  const float scale = 0.0375f;
+  std::vector<float> x;
+  for (int i = -700; i <= 700; ++i) x.push_back(float(i) * scale * 0.5f);  // every half step: ties
+  for (int i = 0; i < 997; ++i) x.push_back(std::sin(float(i)) * 9.f);
+  x.insert(x.end(), {std::nanf(""), INFINITY, -INFINITY, -0.f, 1e-40f, 3e8f, -3e8f});
+  while (x.size() % 3) x.push_back(0.25f);
+  const int64_t n = int64_t(x.size());
+  for (const auto qtype : {onnx::TensorProto::UINT8, onnx::TensorProto::INT8}) {
+    const int32_t zp = qtype == onnx::TensorProto::UINT8 ? 131 : -7;
+    auto run = [&](bool per_axis) {
+      auto m = test::make_model(13);
+      auto* g = m.mutable_graph();
+      test::add_input(g, "x", {3, n / 3});
+      const std::vector<int64_t> dims = per_axis ? std::vector<int64_t>{3} : std::vector<int64_t>{};
+      test::add_float_initializer(g, "s", dims, scale);
+      auto* z = g->add_initializer();
+      z->set_name("z");
+      z->set_data_type(qtype);
+      for (int64_t d : dims) z->add_dims(d);
+      for (int i = 0; i < (per_axis ? 3 : 1); ++i) z->add_int32_data(zp);
+      auto* q = test::add_node(g, "QuantizeLinear", {"x", "s", "z"}, {"q"}, "quantize");
+      test::add_node(g, "DequantizeLinear", {"q", "s", "z"}, {"y"}, "dequantize");
+      if (per_axis) test::set_int(q, "axis", 0), test::set_int(&*g->mutable_node()->rbegin(), "axis", 0);
+      test::add_output(g, "q");
+      test::add_output(g, "y");
+      const std::string bytes = test::bytes_of(m);
+      Tensor t(DType::Float32, {3, n / 3});
+      std::copy(x.begin(), x.end(), t.data<float>());
+      SessionOptions o;
+      o.backend = BackendChoice::Cpu;
+      return Session::load_bytes(bytes.data(), bytes.size(), o)->run({{"x", t}});
+    };
+    const auto tensor = run(false), axis = run(true);
+    EXPECT_TRUE(tensor[0].same_as(axis[0])) << "QuantizeLinear to type " << qtype;
+    EXPECT_TRUE(tensor[1].same_as(axis[1])) << "DequantizeLinear from type " << qtype;
+  }
+}
+
 TEST_P(AtEachLevel, NarrowProductsRunFromAvx2On) {
   std::vector<float> a(16 * 32, 1.f), b(32 * 4, 1.f), c(16 * 4, 0.f);
   const bool ran = backends::cpu::narrow_gemm(false, 16, 4, 32, a.data(), 32, b.data(), 4, c.data(), 4);
