@@ -68,6 +68,19 @@ bool vector_rows(const GpuTensor& t, uint32_t unit_stride, uint32_t contig_len, 
   return true;
 }
 
+// Whether the tensor-core GEMM may store Y (and read the residual) 8
+// outputs at a time: both bindings 16-byte aligned, and every output row
+// (and batch) starting at a multiple of 8 elements with N a multiple of 8, so
+// a lane's 8 outputs never straddle a row's end.
+bool vector_outputs(const GemmPush& p, const GpuTensor& y, const GpuTensor* residual) {
+  if (p.N % 8 || y.range(false).offset % 16 || (residual && residual->range(false).offset % 16)) return false;
+  if (p.sym == 0) return true;  // dense rows of N, batches of M x N
+  if (p.sym % 8) return false;
+  for (uint32_t s : p.syb)
+    if (s % 8) return false;
+  return true;
+}
+
 }  // namespace
 
 void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTensor& b, const GpuTensor* c,
@@ -87,6 +100,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   if (kernel.coop) {
     spec.push_back(plan.a_kcontig ? vector_rows(a, p.sak, p.K, p.sam, p.sab) : vector_rows(a, p.sam, p.M, p.sak, p.sab));
     spec.push_back(plan.b_ncontig ? vector_rows(b, p.sbn, p.N, p.sbk, p.sbb) : vector_rows(b, p.sbk, p.K, p.sbn, p.sbb));
+    spec.push_back(vector_outputs(p, y, residual));
   }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
   uint64_t tile_macs = uint64_t(tile) * tile * std::max<uint32_t>(p.K, 1);

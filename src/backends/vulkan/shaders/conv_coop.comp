@@ -77,9 +77,10 @@ uvec4 coop_load_b(uint gk, uint gn) {
   return pack_halves8(v);
 }
 
-void coop_store(uint gm, uint gn, float acc) {
-  float v = acc + (HAS_BIAS != 0 ? LD(bias[mbase + gm]) : 0.0);
-  y[ybase + gm * coop_N + gn] = ST(activate(ACT, v, pc.a, pc.b));
+void coop_store8(uint gm, uint gn, float acc[8]) {
+  float b = HAS_BIAS != 0 ? LD(bias[mbase + gm]) : 0.0;
+  [[unroll]] for (uint q = 0; q < 8; ++q)
+    if (gn + q < coop_N) y[ybase + gm * coop_N + gn + q] = ST(activate(ACT, acc[q] + b, pc.a, pc.b));
 }
 
 #include "coop_tile_body.glsl"

@@ -15,8 +15,9 @@
 //   uvec4 coop_load_a(uint gm, uint gk), uvec4 coop_load_b(uint gk, uint gn)
 //       8 halves of an operand from (gm, gk) / (gk, gn) on, along k where the
 //       operand is k-major, else along m / n; zero outside the problem;
-//   void coop_store(uint gm, uint gn, float v)  writes output (gm, gn) (only
-//       called inside coop_M x coop_N).
+//   void coop_store8(uint gm, uint gn, float v[8])  writes outputs (gm, gn)
+//       to (gm, gn + 7), those inside coop_N (called with gm < coop_M and gn
+//       a multiple of 8 inside coop_N).
 //
 // K goes in chunks of 32 through two shared-memory stages: while the
 // subgroups multiply out of one, the next chunk's loads are in flight into
@@ -105,20 +106,18 @@ void coop_tile_run() {
     barrier();
   }
 
-  // Each lane finishes half a row of the 16x16 block: 8 consecutive outputs.
+  // Each lane finishes half a row of the 16x16 block: 8 consecutive outputs,
+  // handed over together so the includer can store them as one 16-byte word.
   uint row = lane / 2, col0 = (lane % 2) * 8;
   [[unroll]] for (int i = 0; i < FM; ++i)
     [[unroll]] for (int j = 0; j < FN; ++j) {
       coopMatStore(acc[i][j], Ws, sg * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
       subgroupMemoryBarrierShared();
       subgroupBarrier();
-      uint gm = m0 + wm + i * 16 + row;
-      if (gm < coop_M)
-        [[unroll]] for (uint q = 0; q < 8; ++q) {
-          uint gn = n0 + wn + j * 16 + col0 + q;
-          if (gn >= coop_N) break;
-          coop_store(gm, gn, Ws[sg * 256 + row * 16 + col0 + q]);
-        }
+      uint gm = m0 + wm + i * 16 + row, gn = n0 + wn + j * 16 + col0;
+      float v[8];
+      [[unroll]] for (uint q = 0; q < 8; ++q) v[q] = Ws[sg * 256 + row * 16 + col0 + q];
       subgroupBarrier();
+      if (gm < coop_M && gn < coop_N) coop_store8(gm, gn, v);
     }
 }

@@ -8,14 +8,22 @@
 // operands and epilogue: a thread loads 8 consecutive halves of an operand's
 // unit-stride rows per item, at once where the rows are 16-byte aligned
 // (A_VEC, B_VEC, set by the host), else one by one; each output gets alpha,
-// C, the activation and the residual, at Y's strides.
+// C, the activation and the residual, at Y's strides. A lane stores its 8
+// consecutive outputs (and reads their residual) as 16-byte words where Y's
+// rows allow (Y_VEC): one store instead of eight 2-byte ones, which on
+// products of short K (SAM's and the ViTs' K = 768) is a visible share of
+// the tile's time.
 #include "gemm_interface.glsl"
 #include "halves8.glsl"
 layout(constant_id = 5) const int A_VEC = 0;
 layout(constant_id = 6) const int B_VEC = 0;
+layout(constant_id = 7) const int Y_VEC = 0;
 // The same A and B, 16 bytes at a time (A_VEC, B_VEC).
 layout(std430, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
+// Y and R, 16 bytes at a time (Y_VEC): 8 halves, or 4 floats of a float32 stream.
+layout(std430, binding = 3) buffer Y4_ { uvec4 y4[]; };
+layout(std430, binding = 4) readonly buffer R4_ { uvec4 r4[]; };
 
 #ifdef KESTREL_F16
 const bool VEC_BUILD = true;  // 8 halves to a uvec4 in memory too
@@ -64,13 +72,42 @@ uvec4 coop_load_b(uint gk, uint gn) {
   return v;
 }
 
-void coop_store(uint gm, uint gn, float acc) {
+float epilogue(uint gm, uint gn, float acc) {
   float v = pc.alpha * acc;
   if (HAS_C != 0) v += pc.beta * LD(c[gm * pc.scm + gn * pc.scn]);
+  return activate(ACT, v, pc.act_a, pc.act_b);
+}
+
+void coop_store8(uint gm, uint gn, float acc[8]) {
   uint yi = ybase + gm * ystride + gn;
-  v = activate(ACT, v, pc.act_a, pc.act_b);
-  if (HAS_R != 0) v += LD(r[yi]);
-  y[yi] = TS(v);
+  if (VEC_BUILD && Y_VEC != 0) {  // the host checked: yi is a multiple of 8 and gn + 7 < N
+    float v[8];
+    [[unroll]] for (uint q = 0; q < 8; ++q) v[q] = epilogue(gm, gn + q, acc[q]);
+#ifdef KESTREL_FLOAT32_STREAM
+    [[unroll]] for (uint h = 0; h < 2; ++h) {
+      vec4 o = vec4(v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]);
+      if (HAS_R != 0) o += uintBitsToFloat(r4[yi / 4 + h]);
+      y4[yi / 4 + h] = floatBitsToUint(o);
+    }
+#else
+    if (HAS_R != 0) {
+      uvec4 rr = r4[yi / 8];
+      [[unroll]] for (uint h = 0; h < 4; ++h) {
+        vec2 r2 = vec2(unpackFloat2x16(rr[h]));
+        v[2 * h] += r2.x;
+        v[2 * h + 1] += r2.y;
+      }
+    }
+    y4[yi / 8] = pack_halves8(v);
+#endif
+    return;
+  }
+  [[unroll]] for (uint q = 0; q < 8; ++q) {
+    if (gn + q >= pc.N) break;
+    float v = epilogue(gm, gn + q, acc[q]);
+    if (HAS_R != 0) v += LD(r[yi + q]);
+    y[yi + q] = TS(v);
+  }
 }
 
 #include "coop_tile_body.glsl"
