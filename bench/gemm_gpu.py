@@ -37,6 +37,9 @@ SHAPES = {
     "4096x4096x4096": (4096, [4096] * 9),
     "CLIP MLP, batch 64: 12608x768->3072->768": (12608, [768, 3072] * 4 + [768]),
     "DINOv2-S MLP: 1370x384->1536->384": (1370, [384, 1536] * 4 + [384]),
+    # SAM ViT-B's products on its 64x64 grid: the MLP, and the attention's output projection
+    "SAM MLP: 4096x768->3072->768": (4096, [768, 3072] * 4 + [768]),
+    "SAM out projection: 4096x768->768": (4096, [768] * 9),
 }
 # Kestrel's variants: (label, precision, environment)
 VARIANTS = [

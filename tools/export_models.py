@@ -202,6 +202,12 @@ def clip_batch(full):
     return model, (image(8, cfg.image_size),), in_names, out_names, cfg
 
 
+def clip_b64(full):
+    """CLIP's vision tower on a batch of 64 images (the throughput batch)."""
+    model, _, in_names, out_names, cfg = clip(full)
+    return model, (image(64, cfg.image_size),), in_names, out_names, cfg
+
+
 class BertThenPreNormStack(torch.nn.Module):
     """A ModernBERT encoder followed by torch pre-norm TransformerEncoderLayers."""
 
@@ -230,6 +236,7 @@ FAMILIES = {
     "clip": clip, "siglip": siglip, "dinov2": dinov2, "dinov2_registers": dinov2_registers,
     "depth_anything": depth_anything, "sam": sam, "modernbert": modernbert, "modernbert_large": modernbert_large,
     "modernbert_stack": modernbert_stack, "modernbert_batch": modernbert_batch, "clip_batch": clip_batch,
+    "clip_b64": clip_b64,
     "modernbert_single": modernbert_single, "modernbert_b8": modernbert_b8,
 }
 TINY = ["clip", "siglip", "dinov2", "dinov2_registers", "depth_anything", "sam", "modernbert", "modernbert_stack"]
