@@ -101,6 +101,14 @@ std::vector<OpCase> cases() {
                  attr_i(n, "group", 2);
                },
                .no_vulkan_kernel = no_kernel});
+  // Weights given at run time (a graph input, not an initializer): the
+  // product's packed weights are made on each run instead of at load.
+  v.push_back({.label = "QLinearConv 3x3 weights as an input, packed each run", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 9, 11, 13}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(rnd("w", {10, 9, 3, 3}, -128, 128)), floats("ws", {0.003f}), i8(weight("wz", {10}, -4, 4)),
+                          floats("ys", {0.5f}), u8(weight("yz", {}, 0, 256)), bias32("b", 10)},
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
+               .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "QLinearConv uint8 w with no zero point, stride 2", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 10, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           u8(weight("w", {9, 8, 3, 3}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 1)),

@@ -3,11 +3,68 @@
 #include <map>
 
 #include "backends/cpu/direct_conv.h"
+#include "backends/cpu/qconv_weights.h"
+#include "core/cpu_isa.h"
 
 namespace kestrel::backends::cpu {
 
+namespace {
+
+// QLinearConv's and ConvInteger's weights (input w, zero point wz) for their
+// VNNI product, appended as two inputs after the op's last one (`slots`):
+// rows then row sums (qconv_weights.h). Only where that product runs: data
+// on a CPU with AVX-512 VNNI, weights and zero point initializers, not a
+// depthwise layer of up to 256 taps (those run in float).
+bool pack_qconv(ir::Graph& g, ir::Node& n, int w_at, int wz_at, size_t slots) {
+  if (!cpu_avx512_vnni() || n.has(kPackedWeightsAttr) || int(n.inputs.size()) <= w_at) return false;
+  const auto wit = n.inputs[size_t(w_at)] >= 0 ? g.initializers.find(n.inputs[size_t(w_at)]) : g.initializers.end();
+  if (wit == g.initializers.end()) return false;
+  const Tensor& w = wit->second;
+  if ((w.dtype() != DType::Int8 && w.dtype() != DType::UInt8) || w.rank() != 4) return false;
+  const int64_t group = n.attr_i("group", 1), M = w.dim(0), Cg = w.dim(1), taps = w.dim(2) * w.dim(3);
+  if (group < 1 || M % group != 0 || (Cg == 1 && M == group && taps <= 256)) return false;
+  std::vector<int32_t> wz(size_t(M), 0);
+  const int wzv = int(n.inputs.size()) > wz_at ? n.inputs[size_t(wz_at)] : -1;
+  if (wzv >= 0) {
+    const auto zit = g.initializers.find(wzv);
+    if (zit == g.initializers.end() || zit->second.dtype() != w.dtype() ||
+        (zit->second.numel() != 1 && zit->second.numel() != M))
+      return false;
+    const std::vector<int64_t> z = zit->second.to_i64();
+    for (int64_t m = 0; m < M; ++m) wz[size_t(m)] = int32_t(z[z.size() == 1 ? 0 : size_t(m)]);
+  }
+  const std::vector<int64_t> wv = w.to_i64();
+  const QConvWeights p =
+      pack_qconv_weights(std::vector<int32_t>(wv.begin(), wv.end()), wz, M, group, Cg, taps, w.dtype() == DType::UInt8 ? 128 : 0);
+  const std::string base = g.values[size_t(n.inputs[size_t(w_at)])].name;
+  const int rv = g.add_value(base + "/kestrel_packed_rows"), sv = g.add_value(base + "/kestrel_packed_sums");
+  Tensor rows(DType::Int8, {int64_t(p.rows.size())});
+  std::copy(p.rows.begin(), p.rows.end(), rows.data<int8_t>());
+  Tensor sums(DType::Int32, {int64_t(p.row_sums.size())});
+  std::copy(p.row_sums.begin(), p.row_sums.end(), sums.data<int32_t>());
+  g.values[size_t(rv)].dtype = DType::Int8;
+  g.values[size_t(sv)].dtype = DType::Int32;
+  g.initializers[rv] = std::move(rows);
+  g.initializers[sv] = std::move(sums);
+  n.inputs.resize(slots, -1);
+  n.inputs.push_back(rv);
+  n.inputs.push_back(sv);
+  ir::Attribute at;
+  at.kind = ir::Attribute::Kind::Int;
+  at.i = int64_t(slots);
+  n.attrs[kPackedWeightsAttr] = at;
+  return true;
+}
+
+}  // namespace
+
 int pack_conv_weights(ir::Graph& g) {
   int packed = 0;
+  for (ir::Node& n : g.nodes) {
+    if (!n.domain.empty()) continue;
+    if (n.op_type == "QLinearConv") packed += pack_qconv(g, n, 3, 5, 9);
+    if (n.op_type == "ConvInteger") packed += pack_qconv(g, n, 1, 3, 4);
+  }
   std::map<std::pair<int, int64_t>, int> made;  // (weights, groups) -> their packed value
   for (ir::Node& n : g.nodes) {
     if (n.op_type != "Conv" || !n.domain.empty() || n.inputs.size() < 2 || n.inputs.size() > 4 ||

@@ -11,7 +11,9 @@
 //
 // Only where w is an initializer: weights computed at run time are packed by
 // the kernel on each run. w stays an input, for the shape checks and the
-// other paths.
+// other paths. QLinearConv and ConvInteger get their VNNI product's weights
+// the same way (qconv_weights.h): two inputs after their last, rows then row
+// sums, the attribute naming the first.
 #pragma once
 #include "ir/graph.h"
 
@@ -20,7 +22,7 @@ namespace kestrel::backends::cpu {
 // The attribute naming the Conv's input that holds its packed weights.
 constexpr const char* kPackedWeightsAttr = "kestrel.packed_weights";
 
-// Returns how many Convs were given packed weights.
+// Returns how many convolutions were given packed weights.
 int pack_conv_weights(ir::Graph& g);
 
 }  // namespace kestrel::backends::cpu

@@ -10,10 +10,10 @@ namespace kestrel::backends::cpu {
 
 namespace qconv_avx512 {
 // C[m, n] = sum_k U[k, n] S[m, k] exactly in int32, on AVX-512 VNNI: U is
-// u8 packed as [K4][N][4] (four consecutive k of a column together), S is
-// s8 rows [M8][K4 * 4] (M8 a multiple of 8, the rows beyond M zero), C rows
-// of N (ldc). N needs no padding.
-void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, const int8_t* S, int32_t* C,
+// u8 packed as [K4][ldu][4] (four consecutive k of a column together; N of
+// each row of ldu used), S is s8 rows [M8][K4 * 4] (M8 a multiple of 8, the
+// rows beyond M zero), C rows of N (ldc). N needs no padding.
+void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int8_t* S, int32_t* C,
                        int64_t ldc);
 }  // namespace qconv_avx512
 

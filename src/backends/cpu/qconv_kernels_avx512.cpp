@@ -14,8 +14,8 @@ namespace {
 // The 16 accumulators are named one by one: held in an array, GCC 12 kept a
 // copy of each on the stack and moved it through one register per product
 // (measured: three moves per vpdpbusd).
-inline void block(int64_t N, int64_t K4, const uint8_t* U, const int8_t* S, int64_t m0, int64_t n0, int32_t* C,
-                  int64_t ldc) {
+inline void block(int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int8_t* S, int64_t m0, int64_t n0,
+                  int32_t* C, int64_t ldc) {
   const int64_t left = N - n0;
   const __mmask16 k0 = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
   const __mmask16 k1 = left >= 32 ? __mmask16(0xFFFF) : left <= 16 ? __mmask16(0) : __mmask16((1u << (left - 16)) - 1);
@@ -25,7 +25,7 @@ inline void block(int64_t N, int64_t K4, const uint8_t* U, const int8_t* S, int6
   KESTREL_ROW(0) KESTREL_ROW(1) KESTREL_ROW(2) KESTREL_ROW(3) KESTREL_ROW(4) KESTREL_ROW(5) KESTREL_ROW(6) KESTREL_ROW(7)
 #undef KESTREL_ROW
   for (int64_t k = 0; k < K4; ++k) {
-    const int32_t* u = reinterpret_cast<const int32_t*>(U + (k * N + n0) * 4);
+    const int32_t* u = reinterpret_cast<const int32_t*>(U + (k * ldu + n0) * 4);
     const __m512i a0 = _mm512_maskz_loadu_epi32(k0, u);
     const __m512i a1 = _mm512_maskz_loadu_epi32(k1, u + 16);
     const int8_t* sk = s + k * 4;
@@ -49,10 +49,10 @@ inline void block(int64_t N, int64_t K4, const uint8_t* U, const int8_t* S, int6
 
 }  // namespace
 
-void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, const int8_t* S, int32_t* C,
+void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int8_t* S, int32_t* C,
                        int64_t ldc) {
   for (int64_t n0 = 0; n0 < N; n0 += 32)
-    for (int64_t m0 = 0; m0 < M8; m0 += 8) block(N, K4, U, S, m0, n0, C, ldc);
+    for (int64_t m0 = 0; m0 < M8; m0 += 8) block(N, K4, U, ldu, S, m0, n0, C, ldc);
 }
 
 }  // namespace kestrel::backends::cpu::qconv_avx512

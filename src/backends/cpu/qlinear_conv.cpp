@@ -20,7 +20,9 @@
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/conv_int32.h"
 #include "backends/cpu/qlinear_conv.h"
+#include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/qconv_kernels.h"
+#include "backends/cpu/qconv_weights.h"
 #include "core/cpu_isa.h"
 #include "ops/conv.h"
 #include "ops/conv_util.h"
@@ -43,7 +45,9 @@ struct QConv {
   ConvShape s;
   int32_t xzp = 0, yzp = 0;
   bool x_u8 = true, w_u8 = false;
-  std::vector<int32_t> w;     // the weights as stored, [M, Cg * KH * KW]
+  std::vector<int32_t> w;     // the weights as stored, [M, Cg * KH * KW] (empty where packed at load)
+  const int8_t* packed_rows = nullptr;    // the product's weights packed at load (qconv_weights.h), or null
+  const int32_t* packed_sums = nullptr;   // and their row sums
   std::vector<int32_t> wz;    // their zero point, one per output channel
   std::vector<int32_t> bias;  // one per output channel (zero without B)
   std::vector<float> mult;    // x_scale * w_scale / y_scale, one per output channel (QLinearConv)
@@ -51,6 +55,9 @@ struct QConv {
   int64_t K() const { return s.Cg * s.g.kernel_size(); }
   int32_t wd(int64_t m, int64_t k) const { return w[size_t(m * K() + k)] - wz[size_t(m)]; }
 };
+
+// Depthwise layers whose exact sums float32 holds (run_typed).
+bool depthwise_in_float(const ConvShape& s) { return s.Cg == 1 && s.Mg == 1 && s.g.kernel_size() <= 256; }
 
 bool eight_bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
@@ -68,8 +75,15 @@ bool read_operands(const KernelContext& ctx, int x, int w, int xz, int wz, QConv
   q.x_u8 = X.dtype() == DType::UInt8;
   q.w_u8 = Wt.dtype() == DType::UInt8;
   q.xzp = xzt ? int32_t(xzt->to_i64()[0]) : 0;
-  const std::vector<int64_t> wv = Wt.to_i64(), wzv = wzt ? wzt->to_i64() : std::vector<int64_t>{0};
-  q.w.assign(wv.begin(), wv.end());
+  if (ctx.node.has(kPackedWeightsAttr) && !depthwise_in_float(q.s)) {
+    const int at = int(ctx.node.attr_i(kPackedWeightsAttr, 0));
+    q.packed_rows = ctx.input(at).data<int8_t>();
+    q.packed_sums = ctx.input(at + 1).data<int32_t>();
+  } else {
+    const std::vector<int64_t> wv = Wt.to_i64();
+    q.w.assign(wv.begin(), wv.end());
+  }
+  const std::vector<int64_t> wzv = wzt ? wzt->to_i64() : std::vector<int64_t>{0};
   q.wz.resize(size_t(q.s.M));
   for (int64_t m = 0; m < q.s.M; ++m) q.wz[size_t(m)] = int32_t(wzv[wzv.size() == 1 ? 0 : size_t(m)]);
   q.bias.assign(size_t(q.s.M), 0);
@@ -121,8 +135,6 @@ struct Sums {
   }
 };
 
-// Depthwise layers whose exact sums float32 holds (run_typed).
-bool depthwise_in_float(const ConvShape& s) { return s.Cg == 1 && s.Mg == 1 && s.g.kernel_size() <= 256; }
 
 // One group of one image as the product reads it: channels in quads, each
 // pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
@@ -217,27 +229,15 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
   const Window2D w2(s.g);
   const int64_t K = q.K(), KHW = w2.KH * w2.KW, C4 = (s.Cg + 3) / 4, K4 = C4 * KHW;
   const int32_t zx = q.xzp + (q.x_u8 ? 0 : 128), c = q.w_u8 ? 128 : 0;
-  bool sums = false;
-  for (int32_t z : q.wz) sums |= z != c;
-  const int64_t rows = s.Mg + (sums ? 1 : 0), M8 = (rows + 7) / 8 * 8;
-  std::vector<int8_t> S(size_t(s.group * M8 * K4 * 4), 0);
+  const bool sums = qconv_needs_sums(q.wz, c);
+  const int64_t M8 = qconv_rows8(s.Mg, sums);
+  QConvWeights built;  // where the weights were not packed at load
+  if (!q.packed_rows) built = pack_qconv_weights(q.w, q.wz, s.M, s.group, s.Cg, KHW, c);
+  const int8_t* S = q.packed_rows ? q.packed_rows : built.rows.data();
+  const int32_t* row_sums = q.packed_sums ? q.packed_sums : built.row_sums.data();
   std::vector<int32_t> bias(size_t(s.M));
-  // Row m of S holds w' in the order the columns hold the data: weight
-  // (channel c, tap t) at (c / 4 * KHW + t) * 4 + c % 4.
-  auto at = [&](int64_t c, int64_t t) { return (c / 4 * KHW + t) * 4 + c % 4; };
-  for (int64_t m = 0; m < s.M; ++m) {
-    int64_t sum = 0;
-    int8_t* row = S.data() + ((m / s.Mg) * M8 + m % s.Mg) * K4 * 4;
-    for (int64_t k = 0; k < K; ++k) {
-      const int8_t v = int8_t(q.w[size_t(m * K + k)] - c);
-      row[at(k / KHW, k % KHW)] = v;
-      sum += v;
-    }
-    bias[size_t(m)] = int32_t(uint32_t(int64_t(q.bias[size_t(m)]) - int64_t(zx) * sum));  // exact modulo 2^32
-  }
-  if (sums)
-    for (int64_t gi = 0; gi < s.group; ++gi)
-      for (int64_t k = 0; k < K; ++k) S[size_t((gi * M8 + s.Mg) * K4 * 4 + at(k / KHW, k % KHW))] = 1;
+  for (int64_t m = 0; m < s.M; ++m)  // exact modulo 2^32
+    bias[size_t(m)] = int32_t(uint32_t(int64_t(q.bias[size_t(m)]) - int64_t(zx) * row_sums[size_t(m)]));
   // Every group of every image in quads of channels, once.
   std::vector<uint32_t> packed(size_t(s.N * s.group * C4 * IS));
   parallel_for(ctx, s.N * s.group, 1, [&](int64_t ng) {
@@ -245,6 +245,9 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     pack_quads(q, x + (n * s.C + gi * s.Cg) * IS, uint8_t(zx), packed.data() + ng * C4 * IS);
   });
   const uint32_t pad_word = uint32_t(uint8_t(zx)) * 0x01010101u;
+  bool pointwise = KHW == 1;
+  for (int d = 0; d < 2; ++d)
+    pointwise = pointwise && s.g.stride[size_t(d)] == 1 && s.g.pad_begin[size_t(d)] == 0 && s.g.pad_end[size_t(d)] == 0;
   const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
   const int64_t chunk = std::min(OS, std::max<int64_t>(32, std::min(kChunkBytes / (K4 * 4 + M8 * 4), per_thread)));
   const int64_t nchunks = (OS + chunk - 1) / chunk;
@@ -253,12 +256,20 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     static thread_local std::vector<int32_t> acc;
     const int64_t ng = t / nchunks, o0 = (t % nchunks) * chunk, o1 = std::min(OS, o0 + chunk), nc = o1 - o0;
     const int64_t n = ng / s.group, gi = ng % s.group;
-    U.resize(size_t(K4 * nc));
     acc.resize(size_t(M8 * nc));
-    gather_quads(q, packed.data() + ng * C4 * IS, o0, o1, pad_word, U.data());
+    // A 1x1 window at stride 1 without padding reads the packed planes as
+    // they are; other windows gather their columns first.
+    const uint32_t* cols = packed.data() + ng * C4 * IS + o0;
+    int64_t ldu = IS;
+    if (!pointwise) {
+      U.resize(size_t(K4 * nc));
+      gather_quads(q, packed.data() + ng * C4 * IS, o0, o1, pad_word, U.data());
+      cols = U.data();
+      ldu = nc;
+    }
 #if KESTREL_X86
-    qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(U.data()),
-                                    S.data() + gi * M8 * K4 * 4, acc.data(), nc);
+    qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu, S + gi * M8 * K4 * 4,
+                                    acc.data(), nc);
 #endif  // (kernel_takes: only where the CPU has AVX-512 VNNI)
     const int32_t* col_sums = acc.data() + s.Mg * nc;  // sum U per position (the row of ones)
     for (int64_t m = 0; m < s.Mg; ++m) {
