@@ -7,6 +7,7 @@
 
 #include "ops/epilogue.h"
 #include "ops/gemm_util.h"
+#include "ops/quantize_linear.h"
 #include "ops/requantize.h"
 
 namespace kestrel::ops {
@@ -143,11 +144,29 @@ void run_qlinear_conv_with(KernelContext& ctx, ConvInt32 conv) {
     int32_t* a = acc.data<int32_t>();
     for (int64_t i = 0; i < acc.numel(); ++i) a[i] += b[(i / OS) % s.M];
   }
-  std::vector<float> mult(w_scale.size());
-  for (size_t m = 0; m < w_scale.size(); ++m) mult[m] = x_scale[0] * w_scale[m] / y_scale[0];
   const Tensor* yzp = optional_input(ctx, 7);
   if (yzp && yzp->numel() != 1) ctx.fail("y_zero_point must be a scalar, got ", shape_str(yzp->shape()));
   Tensor& Y = ctx.output(0, yzp ? yzp->dtype() : X.dtype(), acc.shape());
+  const Epilogue epi = Epilogue::of(ctx.node);
+  if (epi.kind != Activation::None) {
+    // A fused activation (passes/fuse_qdq_conv.cpp): each sum back to its
+    // real value, through the activation, then QuantizeLinear's arithmetic.
+    std::vector<float> real(size_t(acc.numel()));
+    const int32_t* a = acc.data<int32_t>();
+    for (int64_t i = 0; i < acc.numel(); ++i) {
+      const int64_t m = (i / OS) % s.M;
+      real[size_t(i)] = float(a[i]) * (x_scale[0] * w_scale[w_scale.size() == 1 ? 0 : size_t(m)]);
+    }
+    epi.apply(real.data(), acc.numel());
+    const int32_t zp = yzp ? int32_t(yzp->to_i64()[0]) : 0;
+    dispatch_q8(ctx, Y.dtype(), [&](auto* tag) {
+      using Q = std::remove_pointer_t<decltype(tag)>;
+      quantize_floats(real.data(), y_scale[0], zp, Y.data<Q>(), acc.numel());
+    });
+    return;
+  }
+  std::vector<float> mult(w_scale.size());
+  for (size_t m = 0; m < w_scale.size(); ++m) mult[m] = x_scale[0] * w_scale[m] / y_scale[0];
   requantize_into(ctx, acc, mult, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y, [&](int64_t i) { return (i / OS) % s.M; });
 }
 

@@ -7,6 +7,7 @@
 #include "core/cpu_isa.h"
 #include "core/cpu_isa_target.h"
 #include "ops/common.h"
+#include "ops/quantize_linear.h"
 
 namespace kestrel::ops {
 namespace {
@@ -118,6 +119,17 @@ void dequantize_per_tensor(const KernelContext& ctx, const uint8_t* x, float sca
 void dequantize_per_tensor(const KernelContext& ctx, const int8_t* x, float scale, float zp, float* out, int64_t n) {
   per_tensor_blocks(ctx, baseline_isa::dequantize_s8, avx2_isa::dequantize_s8, x, scale, zp, out, n);
 }
+
+}  // namespace
+
+void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n) {
+  (cpu_isa() >= CpuIsa::Avx2 ? avx2_isa::quantize_u8 : baseline_isa::quantize_u8)(x, scale, float(zero_point), q, n);
+}
+void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q, int64_t n) {
+  (cpu_isa() >= CpuIsa::Avx2 ? avx2_isa::quantize_s8 : baseline_isa::quantize_s8)(x, scale, float(zero_point), q, n);
+}
+
+namespace {
 
 void run_quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);

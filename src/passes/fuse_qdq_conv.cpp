@@ -15,6 +15,13 @@
 //   - a Relu between Conv and QuantizeLinear goes only where the quantizer's
 //     zero point is its type's lowest value, where clamping at zero changes
 //     nothing after quantization.
+// Beyond ONNX Runtime's rewrite, a Conv that carries any other activation
+// (passes/fuse_activation.cpp, run first: SiLU, Clip, a Relu before another
+// zero point...) becomes a QLinearConv that keeps it: each integer sum goes
+// back to its real value, through the activation, and is quantized as
+// QuantizeLinear does (ops/conv.cpp). ONNX Runtime runs those chains in
+// float between the quantizers, so there the two agree to within a step of
+// the output's scale rather than bit for bit.
 // Scales and zero points must be initializers, the activation's and the
 // output's per tensor, the weight's per tensor or per output channel (axis
 // 0); the Conv's (and Relu's) output must be read by the next node alone.
@@ -27,6 +34,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ops/epilogue.h"
 #include "passes/graph_uses.h"
 #include "passes/passes.h"
 
@@ -172,7 +180,9 @@ class QdqConvFusion {
       if (pw.scale->numel() != M || (axis != 0 && axis != -int64_t(w->shape().size()))) return false;
     }
 
-    // Conv [-> Relu] -> QuantizeLinear, each output read by the next alone.
+    // Conv [-> Relu] -> QuantizeLinear, each output read by the next alone;
+    // or a Conv carrying its activation -> QuantizeLinear.
+    const ops::Epilogue carried = ops::Epilogue::of(conv);
     int next = sole_reader(conv.outputs[0]);
     int relu = -1;
     if (next >= 0 && is_op(g_.nodes[size_t(next)], "Relu") && g_.nodes[size_t(next)].outputs.size() == 1) {
@@ -184,10 +194,11 @@ class QdqConvFusion {
     const QuantParams py = quant_params(g_, q);
     if (!per_tensor(py) || q.outputs.size() != 1 || q.outputs[0] < 0) return false;
     if (!py.zero_point && q.attr_i("output_dtype", 0) != 0) return false;
-    if (relu >= 0) {
-      const int64_t zp = py.zero_point ? py.zero_point->to_i64()[0] : 0;
-      if (zp != (py.zero_point && py.zero_point->dtype() == DType::Int8 ? -128 : 0)) return false;
-    }
+    const int64_t yzp = py.zero_point ? py.zero_point->to_i64()[0] : 0;
+    const bool zp_lowest = yzp == (py.zero_point && py.zero_point->dtype() == DType::Int8 ? -128 : 0);
+    if (relu >= 0 && (carried.kind != ops::Activation::None || !zp_lowest)) return false;
+    // A carried Relu at the lowest zero point goes, as a Relu node does.
+    const bool keep_activation = carried.kind != ops::Activation::None && !(carried.kind == ops::Activation::Relu && zp_lowest);
 
     const float xs = px.scale->to_f32()[0];
     const int bias = int32_bias(conv, xs, pw.scale->to_f32(), M);
@@ -199,6 +210,9 @@ class QdqConvFusion {
     f.opset = conv.opset;
     for (const char* a : {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"})
       if (const ir::Attribute* at = conv.attr(a)) f.attrs[a] = *at;
+    if (keep_activation)
+      for (const char* a : {ops::kEpilogueAttr, ops::kEpilogueParamsAttr})
+        if (const ir::Attribute* at = conv.attr(a)) f.attrs[a] = *at;
     // A quantizer without a zero point quantizes to uint8 (QuantizeLinear's
     // output_dtype was refused above); the weight's takes its own type.
     f.inputs = {dx->inputs[0], dx->inputs[1], zero_point_of(px, conv.name + "_x", DType::UInt8, {}),

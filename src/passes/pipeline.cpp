@@ -49,7 +49,13 @@ void import_enclosing_constants(ir::Graph& sub, const Enclosing* scope) {
 }
 
 void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options) {
-  if (options.integer_qdq) fuse_qdq_convs(g);
+  if (options.integer_qdq) {
+    // Activations first, so a Conv -> activation -> QuantizeLinear chain
+    // reaches the QDQ fusion as a Conv carrying its activation (SiLU's
+    // Sigmoid and Mul among them), which the QLinearConv then keeps.
+    fuse_activations(g);
+    fuse_qdq_convs(g);
+  }
   fold_constants(g, outer != nullptr);
   // A control-flow body runs every time its node does, so its constant work
   // (Silero VAD slices and concatenates its LSTM weights inside an If) is

@@ -1,6 +1,7 @@
 // Quantization ops: DynamicQuantizeLinear's range, scale, zero point and
 // packed uint8 output (sizes that are not multiples of 4 leave a partial word).
 #include "harness.h"
+#include "ops/activation.h"
 
 namespace kestrel::backend_ops {
 namespace {
@@ -108,6 +109,30 @@ std::vector<OpCase> cases() {
                           i8(rnd("w", {10, 9, 3, 3}, -128, 128)), floats("ws", {0.003f}), i8(weight("wz", {10}, -4, 4)),
                           floats("ys", {0.5f}), u8(weight("yz", {}, 0, 256)), bias32("b", 10)},
                .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
+               .no_vulkan_kernel = no_kernel});
+  // A QLinearConv carrying a fused activation (the QDQ fusion of Conv ->
+  // SiLU or Clip -> QuantizeLinear): the sums back to real values, through
+  // the activation, quantized as QuantizeLinear does; on the VNNI product
+  // and on the depthwise kernel.
+  v.push_back({.label = "QLinearConv 3x3 with a fused SiLU", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 12, 14, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(weight("w", {16, 12, 3, 3}, -128, 128)), floats("ws", {0.004f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.03f}), u8(weight("yz", {}, 5, 15)), bias32("b", 16)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {1, 1, 1, 1});
+                 attr_i(n, "kestrel.activation", int64_t(ops::Activation::Silu));
+               },
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearConv depthwise with a fused Clip, int8 out", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 8, 11, 9}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(weight("w", {8, 1, 3, 3}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.02f}), i8(weight("yz", {}, -5, 5)), bias32("b", 8)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {1, 1, 1, 1});
+                 attr_i(n, "group", 8);
+                 attr_i(n, "kestrel.activation", int64_t(ops::Activation::Clip));
+                 attr_floats(n, "kestrel.activation_params", {0.f, 2.f});
+               },
                .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "QLinearConv uint8 w with no zero point, stride 2", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 10, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),

@@ -1,9 +1,10 @@
 """Quantized convolutions in ONNX's QDQ form (DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear) run on
 the CPU as one QLinearConv with integer products, as ONNX Runtime's CPU EP runs them: the quantized outputs
 are equal to ONNX Runtime's, byte for byte, for each form the rewrite takes (uint8 and int8 data, weights per
-tensor and per channel, float32 and int32 biases, Relu, depthwise, groups, strides, dilations, padding). A
-form it leaves alone (Relu before a quantizer whose zero point is not its lowest value) keeps the float path
-and stays within one quantization step of ONNX Runtime."""
+tensor and per channel, float32 and int32 biases, Relu, depthwise, groups, strides, dilations, padding).
+Kestrel also fuses what ONNX Runtime runs in float between the quantizers (a SiLU, a Relu before a quantizer
+whose zero point is not its lowest value): the QLinearConv keeps the activation, and its outputs stay within
+one quantization step of ONNX Runtime's."""
 import os
 import re
 import subprocess
@@ -22,7 +23,7 @@ ELEM = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
 
 def qdq_conv_model(path, *, x_type, w_per_channel, bias, relu, y_type, y_zp, group=1, C=8, M=12, k=3,
-                   strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1), hw=(13, 11), seed=0):
+                   strides=(1, 1), pads=(1, 1, 1, 1), dilations=(1, 1), hw=(13, 11), seed=0, silu=False):
     rng = np.random.default_rng(seed)
     xs, xzp = np.float32(0.031), x_type(3 if x_type is np.uint8 else -7)
     w = rng.integers(-127, 128, (M, C // group, k, k)).astype(np.int8)
@@ -49,6 +50,9 @@ def qdq_conv_model(path, *, x_type, w_per_channel, bias, relu, y_type, y_zp, gro
     last = "c"
     if relu:
         nodes.append(helper.make_node("Relu", ["c"], ["r"]))
+        last = "r"
+    if silu:
+        nodes += [helper.make_node("Sigmoid", ["c"], ["s"]), helper.make_node("Mul", ["c", "s"], ["r"])]
         last = "r"
     nodes.append(helper.make_node("QuantizeLinear", [last, "ys", "yzp"], ["y"]))
     g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, C, *hw])],
@@ -107,13 +111,29 @@ def test_fused_qdq_convolutions_equal_onnx_runtime_byte_for_byte(tmp_path, label
                                        int((ours != ref).sum()), ref.size)
 
 
-def test_relu_before_a_quantizer_whose_zero_point_is_not_its_lowest_stays_float(tmp_path):
-    """Clamping at zero is not a no-op after such a quantizer: the float path runs, within one step of ORT."""
+def test_relu_before_a_quantizer_whose_zero_point_is_not_its_lowest_is_kept_by_the_qlinearconv(tmp_path):
+    """Clamping at zero is not a no-op after such a quantizer: the fused node keeps the Relu, within one step
+    of ORT (which runs this Conv and Relu in float)."""
     path = tmp_path / "m.onnx"
     x = qdq_conv_model(path, x_type=np.uint8, w_per_channel=True, bias="float", relu=True, y_type=np.uint8,
                        y_zp=10)
     ops = profiled_ops(path)
-    assert "Conv" in ops and "QLinearConv" not in ops, ops
+    assert "QLinearConv" in ops and "Conv" not in ops and "Relu" not in ops, ops
     ours, ref = kestrel_run(path, x), ort_run(path, x)
     assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
-    assert ours.min() >= 10  # the Relu held
+    assert ours.min() >= 10 and (ours == 10).mean() > 0.2  # the Relu held, and clamped a good share
+
+
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8])
+def test_silu_between_conv_and_quantizer_fuses_within_one_step(tmp_path, x_type):
+    """YOLOX's Conv -> Sigmoid -> Mul -> QuantizeLinear: one QLinearConv that applies the SiLU to each real
+    sum before quantizing; ORT runs the chain in float, and the two agree to within one step."""
+    path = tmp_path / "m.onnx"
+    x = qdq_conv_model(path, x_type=x_type, w_per_channel=True, bias="float", relu=False, silu=True,
+                       y_type=np.uint8, y_zp=12, C=16, M=24, hw=(20, 17))
+    ops = profiled_ops(path)
+    assert "QLinearConv" in ops and not ops & {"Conv", "Sigmoid", "Mul"}, ops
+    ours, ref = kestrel_run(path, x), ort_run(path, x)
+    diff = np.abs(ours.astype(int) - ref.astype(int))
+    assert diff.max() <= 1 and (diff == 0).mean() > 0.99, (int(diff.max()), float((diff == 0).mean()))
+    assert len(np.unique(ours)) > 20  # a spread of codes, not a saturated output

@@ -26,6 +26,8 @@
 #include "core/cpu_isa.h"
 #include "ops/conv.h"
 #include "ops/conv_util.h"
+#include "ops/epilogue.h"
+#include "ops/quantize_linear.h"
 #include "ops/requantize.h"
 
 namespace kestrel::backends::cpu {
@@ -51,6 +53,12 @@ struct QConv {
   std::vector<int32_t> wz;    // their zero point, one per output channel
   std::vector<int32_t> bias;  // one per output channel (zero without B)
   std::vector<float> mult;    // x_scale * w_scale / y_scale, one per output channel (QLinearConv)
+  // A fused activation (QLinearConv from the QDQ fusion, ops/conv.cpp says
+  // how the reference applies it): each sum times real[m] = x_scale *
+  // w_scale, the activation, then QuantizeLinear by y_scale.
+  Epilogue epi;
+  std::vector<float> real;
+  float ys = 1;
   bool avx2 = cpu_isa() >= CpuIsa::Avx2;  // requantize on qconv_kernels.h's AVX2 loop
   int64_t K() const { return s.Cg * s.g.kernel_size(); }
   int32_t wd(int64_t m, int64_t k) const { return w[size_t(m * K() + k)] - wz[size_t(m)]; }
@@ -98,7 +106,13 @@ bool read_qlinear_conv(const KernelContext& ctx, QConv& q) {
   const std::vector<float> xs = read_scales(ctx, 1, 1, "x_scale"), ws = read_scales(ctx, 4, q.s.M, "w_scale"),
                            ys = read_scales(ctx, 6, 1, "y_scale");
   q.mult.resize(size_t(q.s.M));
-  for (int64_t m = 0; m < q.s.M; ++m) q.mult[size_t(m)] = xs[0] * ws[ws.size() == 1 ? 0 : size_t(m)] / ys[0];
+  q.real.resize(size_t(q.s.M));
+  for (int64_t m = 0; m < q.s.M; ++m) {
+    q.real[size_t(m)] = xs[0] * ws[ws.size() == 1 ? 0 : size_t(m)];
+    q.mult[size_t(m)] = q.real[size_t(m)] / ys[0];
+  }
+  q.ys = ys[0];
+  q.epi = Epilogue::of(ctx.node);
   if (const Tensor* B = optional(ctx, 8)) {
     if (B->dtype() != DType::Int32 || B->numel() != q.s.M)
       ctx.fail("bias ", dtype_name(B->dtype()), " ", shape_str(B->shape()), " must hold one int32 per output channel (",
@@ -118,6 +132,14 @@ struct Requantized {
   void row(const QConv& q, int64_t m, int32_t bias, const int32_t* acc, int64_t n, int64_t at) const {
     const float mult = q.mult[size_t(m)];
     Q* out = y + at;
+    if (q.epi.kind != Activation::None) {
+      static thread_local std::vector<float> real;
+      real.resize(size_t(n));
+      const float r = q.real[size_t(m)];
+      for (int64_t i = 0; i < n; ++i) real[size_t(i)] = float(int32_t(uint32_t(acc[i]) + uint32_t(bias))) * r;
+      q.epi.apply(real.data(), n);
+      return quantize_floats(real.data(), q.ys, q.yzp, out, n);
+    }
     if (q.avx2) {
       if constexpr (std::is_same_v<Q, uint8_t>)
         return qconv_avx2::requantize_u8(acc, n, bias, mult, q.yzp, out);

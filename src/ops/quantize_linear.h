@@ -1,0 +1,13 @@
+// QuantizeLinear's per-tensor arithmetic on 8 bits, for kernels that end in a
+// quantizer (a QLinearConv carrying a fused activation): q = saturate(
+// round_half_even(x / scale) + zero_point), the bits of the op itself, on
+// one thread at the CPU's widest level (ops/quantize.cpp).
+#pragma once
+#include <cstdint>
+
+namespace kestrel::ops {
+
+void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);
+void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q, int64_t n);
+
+}  // namespace kestrel::ops
