@@ -74,7 +74,11 @@ def main():
             new.append(median_ms(a.new, model, flags, a.runs))
         with tempfile.TemporaryDirectory() as wb, tempfile.TemporaryDirectory() as wn:
             ab, an = agreement(a.base, model, flags, wb), agreement(a.new, model, flags, wn)
-        print(f"| {os.path.basename(model)} | {' / '.join(f'{x:.3f}' for x in base)} | "
+        # tools/export_models.py writes NAME/torchscript.onnx: the folder names the model.
+        label = os.path.basename(model)
+        if label in ("torchscript.onnx", "dynamo.onnx"):
+            label = f"{os.path.basename(os.path.dirname(model))}/{label}"
+        print(f"| {label} | {' / '.join(f'{x:.3f}' for x in base)} | "
               f"{' / '.join(f'{x:.3f}' for x in new)} | {np.median(base) / np.median(new):.2f}x | "
               f"{an[0]:.7f}, {an[1]:.1e} | {ab[0]:.7f}, {ab[1]:.1e} |", flush=True)
 
