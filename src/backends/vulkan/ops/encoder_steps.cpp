@@ -205,9 +205,10 @@ void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, con
               mask && !mask->finite_masked ? 0u : 1u, rel ? uint32_t(rel->rows) : 0u, rel ? uint32_t(rel->cols) : 0u};
   std::vector<int32_t> spec = {int32_t(hd), padding ? 1 : 0, rel ? 1 : 0};
   if (coop) {
-    // K and V rows (and the queries) start 16-byte aligned: whole uvec4 loads.
+    // K and V rows (and the queries) start 16-byte aligned: whole uvec4
+    // loads; and the output: 4 halves to a store.
     bool vec = true;
-    for (const GpuTensor* t : {&q, &k, &v}) vec = vec && t->range(false).offset % 16 == 0;
+    for (const GpuTensor* t : {&q, &k, &v, &out}) vec = vec && t->range(false).offset % 16 == 0;
     spec.push_back(vec ? 1 : 0);
   } else {
     spec.push_back(int32_t(flash_plain_keys(hd)));

@@ -26,7 +26,9 @@
 // get their -inf once per tile (kbias), not once per query; the
 // relative-position terms are added by a pass in which the lanes run along
 // the keys, so their table reads are consecutive (or, where a key tile is a
-// whole key row, from registers: main()). HD is a multiple of 16
+// whole key row, from registers: main()). Each lane stores its outputs 4
+// halves at a time where the output is aligned as the operands are (VEC).
+// HD is a multiple of 16
 // up to 64 (the host checks; shared memory: 47 KB at 64).
 #include "flash_attention_common.glsl"
 #include "halves8.glsl"
@@ -35,6 +37,7 @@ layout(constant_id = 3) const int VEC = 0;  // K and V rows start 16-byte aligne
 layout(std430, binding = 0) readonly buffer Q4_ { uvec4 q4[]; };
 layout(std430, binding = 1) readonly buffer K4_ { uvec4 k4[]; };
 layout(std430, binding = 2) readonly buffer V4_ { uvec4 v4[]; };
+layout(std430, binding = 3) writeonly buffer O2_ { uvec2 o2[]; };  // 4 halves at a time (VEC)
 
 const uint BC = 64;                          // keys per tile (>= HD)
 const uint KROW = uint(HD) / 8 + 1;          // a staged row of HD halves, in uvec4s, padded by one
@@ -228,6 +231,15 @@ void main() {
   uint dst = qkv_base + i * width;
   [[unroll]] for (uint g = 0; g < HD / 8; ++g) {
     vec4 ctx = Ss[(S0 + r * SROW + 8 * g + h4) / 4];
+#ifdef KESTREL_F16
+    // The lane's 4 consecutive outputs as one 8-byte store where the output
+    // starts 16-byte aligned (VEC; dst and the column are multiples of 4).
+    if (VEC != 0 && !isinf(m)) {
+      vec4 y = ctx / l;
+      o2[(dst + 8 * g + h4) / 4] = uvec2(packFloat2x16(f16vec2(y.xy)), packFloat2x16(f16vec2(y.zw)));
+      continue;
+    }
+#endif
     [[unroll]] for (uint e = 0; e < 4; ++e) {
       uint c = 8 * g + h4 + e;
       o[dst + c] = ST(isinf(m) ? flash_unseen(c) : ctx[e] / l);
