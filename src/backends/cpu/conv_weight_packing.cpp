@@ -16,7 +16,8 @@ namespace {
 // on a CPU with AVX-512 VNNI, weights and zero point initializers, not a
 // depthwise layer of up to 256 taps (those run in float).
 bool pack_qconv(ir::Graph& g, ir::Node& n, int w_at, int wz_at, size_t slots) {
-  if (!cpu_avx512_vnni() || n.has(kPackedWeightsAttr) || int(n.inputs.size()) <= w_at) return false;
+  if (!cpu_avx512_vnni() || n.has(kPackedWeightsAttr) || int(n.inputs.size()) <= w_at || n.inputs.size() > slots)
+    return false;
   const auto wit = n.inputs[size_t(w_at)] >= 0 ? g.initializers.find(n.inputs[size_t(w_at)]) : g.initializers.end();
   if (wit == g.initializers.end()) return false;
   const Tensor& w = wit->second;
