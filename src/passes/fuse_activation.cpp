@@ -6,6 +6,7 @@
 //   - two-op ones: x * Sigmoid(x) (SiLU) and x * HardSigmoid(x).
 // Only when no one else reads the intermediate values.
 #include <optional>
+#include <set>
 
 #include "ops/epilogue.h"
 #include "passes/graph_uses.h"
@@ -96,17 +97,24 @@ std::optional<std::pair<int, Fused>> gated(const ir::Graph& g, const GraphUses& 
 
 }  // namespace
 
-int fuse_activations(ir::Graph& g) {
+int fuse_activations(ir::Graph& g, bool only_into_quantizers) {
   GraphUses uses(g);
   std::vector<bool> removed(g.nodes.size(), false);
+  // Values a QuantizeLinear reads (only_into_quantizers).
+  std::set<int> quantized;
+  for (const ir::Node& n : g.nodes)
+    if (n.op_type == "QuantizeLinear" && n.domain.empty() && !n.inputs.empty()) quantized.insert(n.inputs[0]);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node& act = g.nodes[i];
     if (!act.domain.empty() || act.inputs.empty() || act.outputs.size() != 1) continue;
+    if (only_into_quantizers && (!quantized.count(act.outputs[0]) || !uses.private_to_one_reader(act.outputs[0])))
+      continue;
     if (auto gm = gated(g, uses, act)) {
       int x = g.nodes[size_t(gm->first)].inputs[0];
       int p = uses.producer(x);
       if (p < 0 || removed[size_t(p)] || removed[size_t(gm->first)] || !can_carry(g, g.nodes[size_t(p)])) continue;
+      if (only_into_quantizers && g.nodes[size_t(p)].op_type != "Conv") continue;
       set_epilogue(g.nodes[size_t(p)], gm->second);
       g.nodes[size_t(p)].outputs[0] = act.outputs[0];
       removed[size_t(gm->first)] = removed[i] = true;
@@ -117,6 +125,7 @@ int fuse_activations(ir::Graph& g) {
     if (x < 0) continue;
     int p = uses.producer(x);
     if (p < 0 || removed[size_t(p)] || !can_carry(g, g.nodes[size_t(p)]) || !uses.private_to_one_reader(x)) continue;
+    if (only_into_quantizers && g.nodes[size_t(p)].op_type != "Conv") continue;
     auto f = one_op_activation(g, act);
     if (!f) continue;
     set_epilogue(g.nodes[size_t(p)], *f);

@@ -15,7 +15,11 @@ int fold_constants(ir::Graph& g, bool is_subgraph = false);
 
 // Moves a Relu/Clip/LeakyRelu/HardSigmoid/Sigmoid that alone reads a Conv's
 // output into that Conv as an epilogue (see ops/epilogue.h). Returns the count.
-int fuse_activations(ir::Graph& g);
+// only_into_quantizers: only activations of a Conv whose output a
+// QuantizeLinear alone reads (the QDQ fusion's input, run before the other
+// passes, which must not meet a Conv already carrying its activation: a
+// BatchNormalization after it would fold wrongly).
+int fuse_activations(ir::Graph& g, bool only_into_quantizers = false);
 
 // Folds a constant-mode zero Pad of the spatial dims, read only by a Conv,
 // into that Conv's pads. Returns the count.

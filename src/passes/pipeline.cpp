@@ -50,10 +50,11 @@ void import_enclosing_constants(ir::Graph& sub, const Enclosing* scope) {
 
 void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options) {
   if (options.integer_qdq) {
-    // Activations first, so a Conv -> activation -> QuantizeLinear chain
-    // reaches the QDQ fusion as a Conv carrying its activation (SiLU's
-    // Sigmoid and Mul among them), which the QLinearConv then keeps.
-    fuse_activations(g);
+    // Activations before quantizers first, so a Conv -> activation ->
+    // QuantizeLinear chain reaches the QDQ fusion as a Conv carrying its
+    // activation (SiLU's Sigmoid and Mul among them), which the QLinearConv
+    // then keeps.
+    fuse_activations(g, /*only_into_quantizers=*/true);
     fuse_qdq_convs(g);
   }
   fold_constants(g, outer != nullptr);
