@@ -136,6 +136,30 @@ TEST(ActivationFusion, LeavesConvWhoseOutputHasAnotherReader) {
   EXPECT_EQ(gated.nodes.size(), 4u);
 }
 
+// The QDQ sessions' early fusion (passes/pipeline.cpp) takes only an
+// activation that a QuantizeLinear alone reads after a Conv: one feeding a
+// BatchNormalization stays a node, or fold_batchnorm would fold the
+// normalization into a Conv that already carries the activation.
+TEST(ActivationFusion, IntoQuantizersTakesOnlyActivationsAQuantizeLinearReads) {
+  ir::Graph g;
+  g.inputs = {g.add_value("x")};
+  g.initializers[g.add_value("w")] = Tensor::from_f32({2, 2, 1, 1}, {1, 0, 0, 1});
+  g.initializers[g.add_value("s")] = Tensor::scalar_f32(0.1f);
+  for (const char* p : {"sc", "beta", "mean", "var"}) g.initializers[g.add_value(p)] = Tensor::from_f32({2}, {1, 1});
+  g.nodes.push_back(make_node(g, "Conv", {"x", "w"}, {"c1"}));
+  g.nodes.push_back(make_node(g, "Relu", {"c1"}, {"r1"}));
+  g.nodes.push_back(make_node(g, "QuantizeLinear", {"r1", "s"}, {"q"}));
+  g.nodes.push_back(make_node(g, "Conv", {"x", "w"}, {"c2"}));
+  g.nodes.push_back(make_node(g, "Relu", {"c2"}, {"r2"}));
+  g.nodes.push_back(make_node(g, "BatchNormalization", {"r2", "sc", "beta", "mean", "var"}, {"y"}));
+  g.outputs = {g.find("q"), g.find("y")};
+  EXPECT_EQ(passes::fuse_activations(g, /*only_into_quantizers=*/true), 1);
+  ASSERT_EQ(g.nodes.size(), 5u);
+  EXPECT_TRUE(g.nodes[0].has("kestrel.activation"));   // the Conv before the quantizer carries its Relu
+  EXPECT_FALSE(g.nodes[2].has("kestrel.activation"));  // the other Conv does not
+  EXPECT_EQ(g.nodes[3].op_type, "Relu");
+}
+
 namespace {
 // x [1,3,5,6] -> Pad(pads, mode, value) -> Conv(w [2,3,3,3], pads 1) -> y
 ir::Graph pad_then_conv(const std::string& mode, float value) {
