@@ -55,6 +55,7 @@ ParamMap param_map(const KernelContext& ctx, const Tensor& x, const Tensor& scal
 
 template <typename Q>
 Q saturate_round(float v) {
+  if (v != v) return Q(0);  // NaN: 0, as the per-tensor loops give (converting it would be undefined)
   double r = std::nearbyint(double(v));  // the default rounding mode: half to even
   r = std::clamp(r, double(std::numeric_limits<Q>::lowest()), double(std::numeric_limits<Q>::max()));
   return Q(r);
