@@ -23,7 +23,7 @@ bool pack_qconv(ir::Graph& g, ir::Node& n, int w_at, int wz_at, size_t slots) {
   const Tensor& w = wit->second;
   if ((w.dtype() != DType::Int8 && w.dtype() != DType::UInt8) || w.rank() != 4) return false;
   const int64_t group = n.attr_i("group", 1), M = w.dim(0), Cg = w.dim(1), taps = w.dim(2) * w.dim(3);
-  if (group < 1 || M % group != 0 || (Cg == 1 && M == group && taps <= 256)) return false;
+  if (group < 1 || M % group != 0 || qconv_depthwise_in_float(Cg, M / group, taps)) return false;
   std::vector<int32_t> wz(size_t(M), 0);
   const int wzv = int(n.inputs.size()) > wz_at ? n.inputs[size_t(wz_at)] : -1;
   if (wzv >= 0) {

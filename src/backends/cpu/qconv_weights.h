@@ -24,6 +24,10 @@ struct QConvWeights {
 
 // Whether some output channel's zero point differs from c (the row of ones).
 bool qconv_needs_sums(const std::vector<int32_t>& wz, int32_t c);
+// Depthwise layers (one input and one output channel per group) of up to
+// 256 taps, whose exact sums float32 holds: they run on the float depthwise
+// kernel, not on the product, so their weights are never packed.
+inline bool qconv_depthwise_in_float(int64_t Cg, int64_t Mg, int64_t taps) { return Cg == 1 && Mg == 1 && taps <= 256; }
 // A group's rows in the product: Mg (plus the row of ones), up to a multiple of 8.
 inline int64_t qconv_rows8(int64_t Mg, bool sums) { return (Mg + (sums ? 1 : 0) + 7) / 8 * 8; }
 

@@ -65,7 +65,7 @@ struct QConv {
 };
 
 // Depthwise layers whose exact sums float32 holds (run_typed).
-bool depthwise_in_float(const ConvShape& s) { return s.Cg == 1 && s.Mg == 1 && s.g.kernel_size() <= 256; }
+bool depthwise_in_float(const ConvShape& s) { return qconv_depthwise_in_float(s.Cg, s.Mg, s.g.kernel_size()); }
 
 bool eight_bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
