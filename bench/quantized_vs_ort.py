@@ -43,11 +43,14 @@ def main():
     ap.add_argument("--shared", required=True)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--only", nargs="*", default=[], help="run only the models whose name contains one of these")
     a = ap.parse_args()
     photos = os.path.join(a.models, "photos")
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name, file, where, dims, prep in MODELS:
+            if a.only and not any(o.lower() in name.lower() for o in a.only):
+                continue
             model = os.path.join(a.models if where == "models" else a.shared, file)
             if not os.path.exists(model):
                 print(f"{name}: {model} missing, skipped")

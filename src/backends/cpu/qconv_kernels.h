@@ -18,6 +18,10 @@ void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int6
 }  // namespace qconv_avx512
 
 namespace qconv_avx2 {
+// out[i] = the bytes planes[0][i] ^ flip, planes[1][i] ^ flip, planes[2][i]
+// ^ flip, planes[3][i] ^ flip, lowest first, for i < n; a null plane gives
+// `pad` bytes (QLinearConv's channel quads, qlinear_conv.cpp).
+void interleave_quads(const uint8_t* const planes[4], int64_t n, uint8_t flip, uint8_t pad, uint32_t* out);
 // acc[i] += scale * (sums[i] - offset) for i < n, wrapping as int32 does.
 void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int32_t offset);
 // y[i] = ops::requantize<Q>(acc[i] + bias, mult, zero_point) for i < n

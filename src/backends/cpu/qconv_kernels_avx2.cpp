@@ -1,27 +1,77 @@
-// QLinearConv's loops around its product on AVX2 (qconv_kernels.h): plain
-// loops the compiler vectorizes for this file's instruction set.
+// QLinearConv's loops around its product on AVX2 (qconv_kernels.h).
+#include <immintrin.h>
+
 #include "backends/cpu/qconv_kernels.h"
 
 namespace kestrel::backends::cpu::qconv_avx2 {
 namespace {
 
-// requantize<Q>() (ops/requantize.h) for |float(acc + bias) * mult| within
-// 2^22 (beyond, every result saturates: clamped there first), rounded half
-// to even by adding and taking off 1.5 * 2^23.
-template <typename Q>
-inline void requantize_any(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int32_t lo,
-                           int32_t hi, Q* y) {
-  const float magic = 12582912.f, big = 4194304.f;
-  for (int64_t i = 0; i < n; ++i) {
-    float v = float(int32_t(uint32_t(acc[i]) + uint32_t(bias))) * mult;
-    v = v < -big ? -big : v > big ? big : v;
-    int32_t r = int32_t((v + magic) - magic) + zp;
-    r = r < lo ? lo : r > hi ? hi : r;
-    y[i] = Q(r);
+// requantize<Q>() (ops/requantize.h), eight sums at a time: float(acc +
+// bias) * mult, clamped to +-2^22 (beyond, every result saturates anyway;
+// the clamp keeps the conversion from overflowing), converted rounding half
+// to even (the default rounding mode, as nearbyint), plus the zero point,
+// then narrowed with saturation to the 8-bit range. Written with intrinsics:
+// GCC's vectorization of the plain loop (a magic-number rounding and
+// element-wise clamps) spilled and blended, and took a fifth of a quantized
+// UltraFace's run.
+template <bool kUnsigned>
+inline __m128i requantize8(__m256i sums, __m256 mult, __m256i zp) {
+  const __m256 big = _mm256_set1_ps(4194304.f);
+  __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), mult);
+  v = _mm256_min_ps(_mm256_max_ps(v, _mm256_sub_ps(_mm256_setzero_ps(), big)), big);
+  const __m256i r = _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
+  // Narrow to 16 bits (saturating), then to 8 (saturating to the type).
+  const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+  return kUnsigned ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
+}
+
+template <bool kUnsigned, typename Q>
+inline void requantize_any(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* y) {
+  const __m256 m = _mm256_set1_ps(mult);
+  const __m256i b = _mm256_set1_epi32(bias), z = _mm256_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i s = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i)), b);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), requantize8<kUnsigned>(s, m, z));
+  }
+  if (i < n) {  // the last 1 to 7 through a buffer
+    alignas(32) int32_t tail[8] = {};
+    alignas(16) Q out[16];
+    for (int64_t j = i; j < n; ++j) tail[j - i] = acc[j];
+    const __m256i s = _mm256_add_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail)), b);
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), requantize8<kUnsigned>(s, m, z));
+    for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
   }
 }
 
 }  // namespace
+
+void interleave_quads(const uint8_t* const planes[4], int64_t n, uint8_t flip, uint8_t pad, uint32_t* out) {
+  const __m256i f = _mm256_set1_epi8(char(flip)), padv = _mm256_set1_epi8(char(pad));
+  const auto load = [&](int j, int64_t i) {
+    return planes[j] ? _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(planes[j] + i)), f) : padv;
+  };
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i a = load(0, i), b = load(1, i), c = load(2, i), d = load(3, i);
+    // Within each 128-bit half: bytes of a and b in pairs, of c and d, then
+    // the pairs in quads; the halves are put in pixel order by the stores.
+    const __m256i ab_lo = _mm256_unpacklo_epi8(a, b), ab_hi = _mm256_unpackhi_epi8(a, b);
+    const __m256i cd_lo = _mm256_unpacklo_epi8(c, d), cd_hi = _mm256_unpackhi_epi8(c, d);
+    const __m256i w0 = _mm256_unpacklo_epi16(ab_lo, cd_lo), w1 = _mm256_unpackhi_epi16(ab_lo, cd_lo);
+    const __m256i w2 = _mm256_unpacklo_epi16(ab_hi, cd_hi), w3 = _mm256_unpackhi_epi16(ab_hi, cd_hi);
+    __m256i* o = reinterpret_cast<__m256i*>(out + i);
+    _mm256_storeu_si256(o, _mm256_permute2x128_si256(w0, w1, 0x20));      // pixels 0-7
+    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(w2, w3, 0x20));  // 8-15
+    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(w0, w1, 0x31));  // 16-23
+    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(w2, w3, 0x31));  // 24-31
+  }
+  for (; i < n; ++i) {
+    uint32_t word = 0;
+    for (int j = 0; j < 4; ++j) word |= uint32_t(planes[j] ? uint8_t(planes[j][i] ^ flip) : pad) << (8 * j);
+    out[i] = word;
+  }
+}
 
 void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int32_t offset) {
   for (int64_t i = 0; i < n; ++i)
@@ -29,10 +79,10 @@ void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int
 }
 
 void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* y) {
-  requantize_any(acc, n, bias, mult, zp, 0, 255, y);
+  requantize_any<true>(acc, n, bias, mult, zp, y);
 }
 void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* y) {
-  requantize_any(acc, n, bias, mult, zp, -128, 127, y);
+  requantize_any<false>(acc, n, bias, mult, zp, y);
 }
 
 }  // namespace kestrel::backends::cpu::qconv_avx2

@@ -160,22 +160,19 @@ struct Sums {
 
 // One group of one image as the product reads it: channels in quads, each
 // pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
-// (int8 data shifted by 128), the channels past Cg `pad`.
+// (int8 data shifted by 128), the channels past Cg `pad`. (Called only where
+// the CPU has AVX-512 VNNI, so AVX2 too.)
 template <typename X>
 void pack_quads(const QConv& q, const X* x, uint8_t pad, uint32_t* P) {
   const int64_t HW = q.s.g.in_size(), C4 = (q.s.Cg + 3) / 4;
-  const uint8_t shift = std::is_same_v<X, uint8_t> ? 0 : 128;
+  const uint8_t flip = std::is_same_v<X, uint8_t> ? 0 : 128;
   for (int64_t c4 = 0; c4 < C4; ++c4) {
-    uint8_t* out = reinterpret_cast<uint8_t*>(P + c4 * HW);
+    const uint8_t* planes[4];
     for (int64_t j = 0; j < 4; ++j) {
       const int64_t c = c4 * 4 + j;
-      if (c >= q.s.Cg) {
-        for (int64_t i = 0; i < HW; ++i) out[i * 4 + j] = pad;
-        continue;
-      }
-      const X* plane = x + c * HW;
-      for (int64_t i = 0; i < HW; ++i) out[i * 4 + j] = uint8_t(uint8_t(plane[i]) + shift);
+      planes[j] = c < q.s.Cg ? reinterpret_cast<const uint8_t*>(x + c * HW) : nullptr;
     }
+    qconv_avx2::interleave_quads(planes, HW, flip, pad, P + c4 * HW);
   }
 }
 
