@@ -25,23 +25,42 @@ inline __m128i requantize8(__m256i sums, __m256 mult, __m256i zp) {
   return kUnsigned ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
 }
 
-template <bool kUnsigned, typename Q>
-inline void requantize_any(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* y) {
+// requantize8 over n values, whose sums `sums8(i)` gives eight at a time
+// (i + 8 <= n) and `one(i)` one at a time (for the last 1 to 7).
+template <bool kUnsigned, typename Q, typename Sums8, typename One>
+inline void requantize_rows(int64_t n, float mult, int32_t zp, Q* y, Sums8 sums8, One one) {
   const __m256 m = _mm256_set1_ps(mult);
-  const __m256i b = _mm256_set1_epi32(bias), z = _mm256_set1_epi32(zp);
+  const __m256i z = _mm256_set1_epi32(zp);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256i s = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i)), b);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), requantize8<kUnsigned>(s, m, z));
-  }
+  for (; i + 8 <= n; i += 8) _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), requantize8<kUnsigned>(sums8(i), m, z));
   if (i < n) {  // the last 1 to 7 through a buffer
     alignas(32) int32_t tail[8] = {};
     alignas(16) Q out[16];
-    for (int64_t j = i; j < n; ++j) tail[j - i] = acc[j];
-    const __m256i s = _mm256_add_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail)), b);
-    _mm_store_si128(reinterpret_cast<__m128i*>(out), requantize8<kUnsigned>(s, m, z));
+    for (int64_t j = i; j < n; ++j) tail[j - i] = one(j);
+    _mm_store_si128(reinterpret_cast<__m128i*>(out),
+                    requantize8<kUnsigned>(_mm256_load_si256(reinterpret_cast<const __m256i*>(tail)), m, z));
     for (int64_t j = i; j < n; ++j) y[j] = out[j - i];
   }
+}
+
+template <bool kUnsigned, typename Q>
+inline void requantize_any(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, Q* y) {
+  const __m256i b = _mm256_set1_epi32(bias);
+  requantize_rows<kUnsigned>(
+      n, mult, zp, y,
+      [&](int64_t i) { return _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i)), b); },
+      [&](int64_t i) { return int32_t(uint32_t(acc[i]) + uint32_t(bias)); });
+}
+
+// From exact float sums: float(sum + bias) converted back to int32 exactly
+// (below 2^25 in magnitude), then requantize8's own conversion to float
+// gives that value again.
+template <bool kUnsigned, typename Q>
+inline void requantize_floats(const float* sums, int64_t n, float bias, float mult, int32_t zp, Q* y) {
+  const __m256 b = _mm256_set1_ps(bias);
+  requantize_rows<kUnsigned>(
+      n, mult, zp, y, [&](int64_t i) { return _mm256_cvtps_epi32(_mm256_add_ps(_mm256_loadu_ps(sums + i), b)); },
+      [&](int64_t i) { return int32_t(sums[i] + bias); });
 }
 
 }  // namespace
@@ -83,6 +102,26 @@ void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int3
 }
 void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* y) {
   requantize_any<false>(acc, n, bias, mult, zp, y);
+}
+void requantize_exact_floats_u8(const float* sums, int64_t n, float bias, float mult, int32_t zp, uint8_t* y) {
+  requantize_floats<true>(sums, n, bias, mult, zp, y);
+}
+void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float mult, int32_t zp, int8_t* y) {
+  requantize_floats<false>(sums, n, bias, mult, zp, y);
+}
+
+void widen_to_floats(const uint8_t* x, int64_t n, uint8_t flip, int32_t zp, float* y) {
+  const __m128i f = _mm_set1_epi8(char(flip));
+  const __m256i z = _mm256_set1_epi32(zp);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)), f);
+    const __m256i lo = _mm256_sub_epi32(_mm256_cvtepu8_epi32(b), z);
+    const __m256i hi = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), z);
+    _mm256_storeu_ps(y + i, _mm256_cvtepi32_ps(lo));
+    _mm256_storeu_ps(y + i + 8, _mm256_cvtepi32_ps(hi));
+  }
+  for (; i < n; ++i) y[i] = float(int32_t(uint8_t(x[i] ^ flip)) - zp);
 }
 
 }  // namespace kestrel::backends::cpu::qconv_avx2

@@ -122,10 +122,32 @@ bool read_qlinear_conv(const KernelContext& ctx, QConv& q) {
   return true;
 }
 
-// Where a finished row of int32 sums goes: requantized into QLinearConv's
-// 8-bit output (ops::requantize<Q>, on AVX2 where the CPU has it), or as
-// they are into ConvInteger's int32 one. Each sum takes `bias` first (the
-// int32 sum wraps as the reference's does).
+// The AVX2 loops of qconv_kernels.h, by output type; callers check
+// QConv::avx2 (false wherever they are not built).
+#if KESTREL_X86
+void requantize_avx2(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* y) {
+  qconv_avx2::requantize_u8(acc, n, bias, mult, zp, y);
+}
+void requantize_avx2(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* y) {
+  qconv_avx2::requantize_s8(acc, n, bias, mult, zp, y);
+}
+void requantize_avx2(const float* sums, int64_t n, float bias, float mult, int32_t zp, uint8_t* y) {
+  qconv_avx2::requantize_exact_floats_u8(sums, n, bias, mult, zp, y);
+}
+void requantize_avx2(const float* sums, int64_t n, float bias, float mult, int32_t zp, int8_t* y) {
+  qconv_avx2::requantize_exact_floats_s8(sums, n, bias, mult, zp, y);
+}
+#else
+template <typename S, typename B, typename Q>
+void requantize_avx2(const S*, int64_t, B, float, int32_t, Q*) {}
+#endif
+
+// Where a finished row of sums goes: requantized into QLinearConv's 8-bit
+// output (ops::requantize<Q>, on AVX2 where the CPU has it), or as they are
+// into ConvInteger's int32 one. Each sum takes `bias` first (the int32 sum
+// wraps as the reference's does). row() takes int32 sums; float_row() sums
+// that float32 holds exactly (below 2^24 in magnitude: the depthwise layers
+// run in float), which it may overwrite.
 template <typename Q>
 struct Requantized {
   Q* y;
@@ -140,13 +162,28 @@ struct Requantized {
       q.epi.apply(real.data(), n);
       return quantize_floats(real.data(), q.ys, q.yzp, out, n);
     }
-    if (q.avx2) {
-      if constexpr (std::is_same_v<Q, uint8_t>)
-        return qconv_avx2::requantize_u8(acc, n, bias, mult, q.yzp, out);
-      else
-        return qconv_avx2::requantize_s8(acc, n, bias, mult, q.yzp, out);
-    }
+    if (q.avx2) return requantize_avx2(acc, n, bias, mult, q.yzp, out);
     for (int64_t i = 0; i < n; ++i) out[i] = requantize<Q>(int32_t(uint32_t(acc[i]) + uint32_t(bias)), mult, q.yzp);
+  }
+  void float_row(const QConv& q, int64_t m, int32_t bias, float* sums, int64_t n, int64_t at) const {
+    if (bias <= -(1 << 24) || bias >= (1 << 24)) {  // float(bias) would round: through int32
+      static thread_local std::vector<int32_t> acc;
+      acc.resize(size_t(n));
+      for (int64_t i = 0; i < n; ++i) acc[size_t(i)] = int32_t(sums[i]);
+      return row(q, m, bias, acc.data(), n, at);
+    }
+    // sum + bias in float is the one rounding of the exact value, as
+    // float(int32 sum + bias) is (below 2^25: no int32 wrap).
+    const float b = float(bias);
+    Q* out = y + at;
+    if (q.epi.kind != Activation::None) {
+      const float r = q.real[size_t(m)];
+      for (int64_t i = 0; i < n; ++i) sums[i] = (sums[i] + b) * r;
+      q.epi.apply(sums, n);
+      return quantize_floats(sums, q.ys, q.yzp, out, n);
+    }
+    if (q.avx2) return requantize_avx2(sums, n, b, q.mult[size_t(m)], q.yzp, out);
+    for (int64_t i = 0; i < n; ++i) out[i] = requantize<Q>(int32_t(sums[i] + b), q.mult[size_t(m)], q.yzp);
   }
 };
 
@@ -155,13 +192,16 @@ struct Sums {
   void row(const QConv&, int64_t, int32_t bias, const int32_t* acc, int64_t n, int64_t at) const {
     for (int64_t i = 0; i < n; ++i) y[at + i] = int32_t(uint32_t(acc[i]) + uint32_t(bias));
   }
+  void float_row(const QConv&, int64_t, int32_t bias, const float* sums, int64_t n, int64_t at) const {
+    for (int64_t i = 0; i < n; ++i) y[at + i] = int32_t(uint32_t(int32_t(sums[i])) + uint32_t(bias));
+  }
 };
-
 
 // One group of one image as the product reads it: channels in quads, each
 // pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
 // (int8 data shifted by 128), the channels past Cg `pad`. (Called only where
 // the CPU has AVX-512 VNNI, so AVX2 too.)
+#if KESTREL_X86
 template <typename X>
 void pack_quads(const QConv& q, const X* x, uint8_t pad, uint32_t* P) {
   const int64_t HW = q.s.g.in_size(), C4 = (q.s.Cg + 3) / 4;
@@ -211,6 +251,8 @@ void gather_quads(const QConv& q, const uint32_t* P, int64_t o0, int64_t o1, uin
       }
 }
 
+#endif  // KESTREL_X86
+
 template <typename X, typename Sink>
 void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink) {
   const ConvShape& s = q.s;
@@ -223,21 +265,26 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     const int64_t taps = s.g.kernel_size();
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t t) {
       static thread_local std::vector<float> xf, yf;
-      static thread_local std::vector<int32_t> acc;
       const int64_t m = t % s.M;
       xf.resize(size_t(IS));
       yf.resize(size_t(OS));
-      acc.resize(size_t(OS));
       const X* plane = x + t * IS;
-      for (int64_t i = 0; i < IS; ++i) xf[size_t(i)] = float(int32_t(plane[i]) - q.xzp);
+#if KESTREL_X86
+      if (q.avx2) {
+        const bool s8 = std::is_same_v<X, int8_t>;  // read as bytes x + 128
+        qconv_avx2::widen_to_floats(reinterpret_cast<const uint8_t*>(plane), IS, s8 ? 128 : 0, q.xzp + (s8 ? 128 : 0),
+                                    xf.data());
+      } else
+#endif
+        for (int64_t i = 0; i < IS; ++i) xf[size_t(i)] = float(int32_t(plane[i]) - q.xzp);
       float wf[256];
       for (int64_t k = 0; k < taps; ++k) wf[k] = float(q.wd(m, k));
       depthwise_plane(s.g, xf.data(), wf, 0.f, yf.data());
-      for (int64_t i = 0; i < OS; ++i) acc[size_t(i)] = int32_t(yf[size_t(i)]);
-      sink.row(q, m, q.bias[size_t(m)], acc.data(), OS, t * OS);
+      sink.float_row(q, m, q.bias[size_t(m)], yf.data(), OS, t * OS);
     });
     return;
   }
+#if KESTREL_X86
   // The product takes the data as u8 bytes U = x (int8 data: x + 128), so
   // x - zx = U - zx' with zx' = zx (+ 128); and the weights as s8 bytes
   // w' = w - c (c = 128 for uint8 weights, else 0), so w - zw = w' + cw
@@ -286,10 +333,8 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
       cols = U.data();
       ldu = nc;
     }
-#if KESTREL_X86
     qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu, S + gi * M8 * K4 * 4,
                                     acc.data(), nc);
-#endif  // (kernel_takes: only where the CPU has AVX-512 VNNI)
     const int32_t* col_sums = acc.data() + s.Mg * nc;  // sum U per position (the row of ones)
     for (int64_t m = 0; m < s.Mg; ++m) {
       const int64_t mo = gi * s.Mg + m;
@@ -299,6 +344,7 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
       sink.row(q, mo, bias[size_t(mo)], row, nc, (n * s.M + mo) * OS + o0);
     }
   });
+#endif  // (kernel_takes: the rest only where the CPU has AVX-512 VNNI)
 }
 
 // Whether the kernels here take this convolution: depthwise layers of up to
