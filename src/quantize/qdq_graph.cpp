@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -82,6 +83,52 @@ onnx::NodeProto make_node(const std::string& op, const std::string& name, std::v
   return n;
 }
 
+// The nodes reading each value, in graph order.
+std::map<std::string, std::vector<int>> readers_of(const onnx::GraphProto& g) {
+  std::map<std::string, std::vector<int>> r;
+  for (int i = 0; i < g.node_size(); ++i)
+    for (const auto& in : g.node(i).input())
+      if (!in.empty() && (r[in].empty() || r[in].back() != i)) r[in].push_back(i);
+  return r;
+}
+
+bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
+
+// The value a Conv's output quantizer goes after (QuantTarget::output): its
+// output, or the output of the activation that alone reads it (one op, or
+// x * Sigmoid(x)); empty where that value is a graph output.
+std::string quantized_output(const onnx::GraphProto& g, const std::map<std::string, std::vector<int>>& readers,
+                             const onnx::NodeProto& conv) {
+  static const std::set<std::string> kOneOp = {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish"};
+  std::string y = conv.output(0);
+  const auto it = readers.find(y);
+  const std::vector<int> none;
+  const std::vector<int>& r = it == readers.end() ? none : it->second;
+  if (r.size() == 1 && default_domain(g.node(r[0])) && kOneOp.count(g.node(r[0]).op_type()) &&
+      g.node(r[0]).output_size() == 1)
+    y = g.node(r[0]).output(0);
+  else if (r.size() == 2) {
+    for (int k = 0; k < 2; ++k) {
+      const onnx::NodeProto& gate = g.node(r[size_t(k)]);
+      const onnx::NodeProto& mul = g.node(r[size_t(1 - k)]);
+      if (!default_domain(gate) || !default_domain(mul) || gate.op_type() != "Sigmoid" || mul.op_type() != "Mul" ||
+          gate.output_size() != 1 || mul.input_size() != 2)
+        continue;
+      const auto gr = readers.find(gate.output(0));
+      const bool gate_to_mul = gr != readers.end() && gr->second.size() == 1 && gr->second[0] == r[size_t(1 - k)];
+      const bool pair = (mul.input(0) == y && mul.input(1) == gate.output(0)) ||
+                        (mul.input(1) == y && mul.input(0) == gate.output(0));
+      if (gate_to_mul && pair) {
+        y = mul.output(0);
+        break;
+      }
+    }
+  }
+  for (const auto& o : g.output())
+    if (o.name() == y) return "";
+  return y;
+}
+
 }  // namespace
 
 std::shared_ptr<onnx::ModelProto> read_model(const std::string& path) {
@@ -137,6 +184,7 @@ void convert_opset(onnx::ModelProto& m, int target) {
 
 std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std::string>* skipped) {
   const onnx::GraphProto& g = m.graph();
+  const auto readers = readers_of(g);
   std::vector<QuantTarget> out;
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto& n = g.node(i);
@@ -157,7 +205,8 @@ std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std
       if (skipped) skipped->push_back(who + ": its first input is a constant");
       continue;
     }
-    QuantTarget t{i, onnx_io::node_name(n, i), n.input(0), n.input(1), 0};
+    QuantTarget t{i, onnx_io::node_name(n, i), n.input(0), n.input(1), 0, ""};
+    if (op == "Conv" && n.output_size() == 1) t.output = quantized_output(g, readers, n);
     if (op == "MatMul") {
       if (w->dims_size() < 2) {
         if (skipped) skipped->push_back(who + ": a 1-D right side");
@@ -190,27 +239,54 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
   onnx::ModelProto q = m;
   onnx::GraphProto* g = q.mutable_graph();
   Namer name(*g);
-  // Per node index: the nodes to place before it, and its inputs renamed.
+  const auto readers = readers_of(*g);
+  // Each quantized value gets one QuantizeLinear -> DequantizeLinear pair,
+  // placed just before its first reader (so after its producer). A target's
+  // activation goes to that target alone; a quantized output to every
+  // reader (the pair's own QuantizeLinear aside).
   std::map<int, std::vector<onnx::NodeProto>> before;
-  std::map<std::string, std::string> activation_dq;  // activation -> its dequantized name
+  std::map<std::string, std::string> dequantized;  // value -> its dequantized name
+  auto pair_for = [&](const std::string& v) -> const std::string& {
+    auto it = dequantized.find(v);
+    if (it != dequantized.end()) return it->second;
+    const auto r = ranges.find(v);
+    KESTREL_CHECK(r != ranges.end(), "no calibrated range for '", v, "'");
+    const ActivationParams p = activation_params(r->second);
+    const std::string scale = name(v + "_scale"), zp = name(v + "_zero_point");
+    write_tensor(g->add_initializer(), scale, floats({}, {p.scale}));
+    write_tensor(g->add_initializer(), zp, bytes_of<uint8_t>(DType::UInt8, {}, {p.zero_point}));
+    const std::string qn = name(v + "_quantized"), dqn = name(v + "_dequantized");
+    auto& list = before[readers.at(v).front()];
+    list.push_back(make_node("QuantizeLinear", name(v + "_QuantizeLinear"), {v, scale, zp}, qn));
+    list.push_back(make_node("DequantizeLinear", name(v + "_DequantizeLinear"), {qn, scale, zp}, dqn));
+    return dequantized.emplace(v, dqn).first->second;
+  };
+  // A quantized output would also round the input of a Conv, MatMul or Gemm
+  // left in float (the search of quantize.cpp leaves the nodes whose input
+  // rounds worst in float): such outputs stay float.
+  std::set<int> chosen;
+  for (const QuantTarget& t : targets) chosen.insert(t.node);
+  const auto read_by_float_product = [&](const std::string& v) {
+    for (int r : readers.at(v)) {
+      const onnx::NodeProto& n = g->node(r);
+      if (default_domain(n) && (n.op_type() == "Conv" || n.op_type() == "MatMul" || n.op_type() == "Gemm") &&
+          !chosen.count(r))
+        return true;
+    }
+    return false;
+  };
   std::vector<onnx::NodeProto> weight_nodes;
   for (const QuantTarget& t : targets) {
     onnx::NodeProto* node = g->mutable_node(t.node);
-    auto it = activation_dq.find(t.activation);
-    if (it == activation_dq.end()) {
-      const auto r = ranges.find(t.activation);
-      KESTREL_CHECK(r != ranges.end(), "no calibrated range for '", t.activation, "'");
-      const ActivationParams p = activation_params(r->second);
-      const std::string scale = name(t.activation + "_scale"), zp = name(t.activation + "_zero_point");
-      write_tensor(g->add_initializer(), scale, floats({}, {p.scale}));
-      write_tensor(g->add_initializer(), zp, bytes_of<uint8_t>(DType::UInt8, {}, {p.zero_point}));
-      const std::string qn = name(t.activation + "_quantized"), dqn = name(t.activation + "_dequantized");
-      auto& list = before[t.node];
-      list.push_back(make_node("QuantizeLinear", name(t.activation + "_QuantizeLinear"), {t.activation, scale, zp}, qn));
-      list.push_back(make_node("DequantizeLinear", name(t.activation + "_DequantizeLinear"), {qn, scale, zp}, dqn));
-      it = activation_dq.emplace(t.activation, dqn).first;
+    node->set_input(0, pair_for(t.activation));
+    if (!t.output.empty() && ranges.count(t.output) && readers.count(t.output) && !read_by_float_product(t.output)) {
+      const std::string dq = pair_for(t.output);
+      for (int r : readers.at(t.output)) {
+        onnx::NodeProto* reader = g->mutable_node(r);
+        for (int k = 0; k < reader->input_size(); ++k)
+          if (reader->input(k) == t.output) reader->set_input(k, dq);
+      }
     }
-    node->set_input(0, it->second);
 
     const onnx::TensorProto* wp = initializer(*g, t.weight);
     const Tensor w = onnx_io::tensor_from_proto(*wp, "");
@@ -238,8 +314,8 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
   auto* inits = g->mutable_initializer();
   for (int i = inits->size() - 1; i >= 0; --i)
     if (quantized.count(inits->Get(i).name()) && !read.count(inits->Get(i).name())) inits->DeleteSubrange(i, 1);
-  // Topological order: weights' DequantizeLinear first, each activation's
-  // pair just before its first quantized reader (after its producer).
+  // Topological order: weights' DequantizeLinear first, each value's pair
+  // just before its first reader (after its producer).
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (auto& n : weight_nodes) *nodes.Add() = n;
   for (int i = 0; i < g->node_size(); ++i) {

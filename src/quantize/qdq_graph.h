@@ -21,12 +21,21 @@ namespace kestrel::quantize {
 // One node whose float inputs become quantized: Conv (weight per output
 // channel, axis 0), MatMul with a constant right side (per column, its last
 // axis) and Gemm with a constant B (per output column).
+//
+// A Conv's output is quantized too (as ONNX Runtime's quantize_static does),
+// after the activation that follows it, if any (Relu, Clip, LeakyRelu,
+// HardSigmoid, Sigmoid, HardSwish, or x * Sigmoid(x)): every reader then
+// takes the dequantized value, and the whole Conv becomes one integer
+// convolution (passes/fuse_qdq_conv.cpp) instead of a float one between
+// quantizers. Not where that value is a graph output (those stay float), nor
+// where a Conv, MatMul or Gemm left in float reads it (qdq_model).
 struct QuantTarget {
   int node = 0;             // index in the main graph
   std::string name;         // the node's name (onnx_io::node_name)
   std::string activation;   // input 0
   std::string weight;       // the initializer
   int weight_axis = 0;      // the output-channel axis of the weight
+  std::string output;       // the value quantized after the node (empty: none)
 };
 
 // The model read with its external data inlined (the rewritten model is one
@@ -51,9 +60,9 @@ std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std
 // outputs are left as they are).
 std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::string>& names);
 
-// The QDQ model's bytes: each target's activation quantized to uint8 with
-// its range from `ranges`, and its weight to int8 per channel (or per tensor
-// when per_channel is false).
+// The QDQ model's bytes: each target's activation (and output) quantized to
+// uint8 with its range from `ranges`, and its weight to int8 per channel (or
+// per tensor when per_channel is false).
 std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
                       const std::map<std::string, Range>& ranges, bool per_channel);
 

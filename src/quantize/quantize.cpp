@@ -138,7 +138,8 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   // Calibration: every quantized input as an extra output.
   std::vector<std::string> names;
   for (const QuantTarget& t : targets)
-    if (std::find(names.begin(), names.end(), t.activation) == names.end()) names.push_back(t.activation);
+    for (const std::string& v : {t.activation, t.output})
+      if (!v.empty() && std::find(names.begin(), names.end(), v) == names.end()) names.push_back(v);
   const std::string probe_bytes = with_outputs(*model, names);
   SessionOptions so = opt.session;
   const auto probe = Session::load_bytes(probe_bytes.data(), probe_bytes.size(), so);
@@ -165,10 +166,11 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
     ranges[n] = r;
   }
   std::vector<QuantTarget> kept;
-  for (const QuantTarget& t : targets)
-    if (ranges.count(t.activation))
+  for (QuantTarget t : targets)
+    if (ranges.count(t.activation)) {
+      if (!ranges.count(t.output)) t.output.clear();  // not float32: left as it is
       kept.push_back(t);
-    else
+    } else
       rep.skipped.push_back("node '" + t.name + "': its input '" + t.activation + "' is not float32");
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !kept.empty(), "no quantizable node of '", path, "' has a float32 input");
   // What it cost: quantized models beside the original on the first samples.

@@ -115,7 +115,13 @@ def test_npy_samples_give_one_qdq_pair_per_activation_and_per_channel_weights(tm
     inits = {i.name: numpy_helper.to_array(i) for i in q.graph.initializer}
     dq = [n for n in q.graph.node if n.op_type == "DequantizeLinear"]
     weights = {n.output[0]: n for n in dq if n.input[0] in inits and inits[n.input[0]].dtype == np.int8}
-    assert len(weights) == 3 and len([n for n in q.graph.node if n.op_type == "QuantizeLinear"]) == 3
+    # One pair per quantized value: the three nodes' inputs, and the Conv's
+    # output after its Relu (as ONNX Runtime's quantize_static writes it), which
+    # the Reshape then reads dequantized; the model's output stays float.
+    quantized = sorted(n.input[0] for n in q.graph.node if n.op_type == "QuantizeLinear")
+    assert len(weights) == 3 and quantized == ["f", "m", "r", "x"], quantized
+    reshape = next(n for n in q.graph.node if n.op_type == "Reshape")
+    assert reshape.input[0] == "r_dequantized", reshape.input
     axes = sorted(helper.get_attribute_value(n.attribute[0]) for n in weights.values())
     assert axes == [0, 0, 1], axes  # Conv's output channels, Gemm's transB rows, MatMul's columns
     for n in weights.values():
