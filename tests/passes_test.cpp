@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "backends/backend.h"
 #include "passes/passes.h"
 
@@ -73,7 +75,15 @@ ir::Graph conv_then(const std::string& act, bool second_reader) {
     g.initializers[g.add_value("hi")] = Tensor::scalar_f32(2.0f);
     act_in = {"c", "lo", "hi"};
   }
-  if (act == "Silu" || act == "MulHardSigmoid") {  // two nodes: x * gate(x), operands in either order
+  if (act == "Relu6HardSwish") {  // Paddle2ONNX's four nodes: x * Clip(x + 3, 0, 6) / 6
+    g.initializers[g.add_value("three")] = Tensor::scalar_f32(3.0f);
+    g.initializers[g.add_value("zero")] = Tensor::scalar_f32(0.0f);
+    g.initializers[g.add_value("six")] = Tensor::scalar_f32(6.0f);
+    g.nodes.push_back(make_node(g, "Add", {"three", "c"}, {"a"}));
+    g.nodes.push_back(make_node(g, "Clip", {"a", "zero", "six"}, {"cl"}));
+    g.nodes.push_back(make_node(g, "Mul", {"c", "cl"}, {"m"}));
+    g.nodes.push_back(make_node(g, "Div", {"m", "six"}, {"y"}));
+  } else if (act == "Silu" || act == "MulHardSigmoid") {  // two nodes: x * gate(x), operands in either order
     g.nodes.push_back(make_node(g, act == "Silu" ? "Sigmoid" : "HardSigmoid", {"c"}, {"s"}));
     g.nodes.push_back(make_node(g, "Mul", act == "Silu" ? std::vector<std::string>{"c", "s"} : std::vector<std::string>{"s", "c"}, {"y"}));
   } else {
@@ -101,7 +111,7 @@ TEST(ActivationFusion, FusedConvMatchesUnfusedForEachActivation) {
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 13 % 17) - 8) / 3;
   Tensor x = Tensor::from_f32({1, 3, 5, 5}, xv);
   for (std::string act : {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish", "Gelu", "Silu",
-                          "MulHardSigmoid"}) {
+                          "MulHardSigmoid", "Relu6HardSwish"}) {
     ir::Graph plain = conv_then(act, false), fused = conv_then(act, false);
     ASSERT_EQ(passes::fuse_activations(fused), 1) << act;
     ASSERT_EQ(fused.nodes.size(), 1u) << act;
@@ -113,12 +123,13 @@ TEST(ActivationFusion, FusedConvMatchesUnfusedForEachActivation) {
 
 // Sigmoid and Silu fused take the logistic the Sigmoid op computes
 // (ops/logistic.h), so the fused Conv gives the very bits of the nodes it
-// replaced: exp's logistic differs from it in the last bits.
+// replaced: exp's logistic differs from it in the last bits. The four-node
+// hard swish rounds where its Add, Mul and Div round.
 TEST(ActivationFusion, FusedSigmoidAndSiluGiveTheUnfusedBits) {
   std::vector<float> xv(3 * 40 * 40);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 7919 % 1013) - 506) / 37;
   Tensor x = Tensor::from_f32({1, 3, 40, 40}, xv);
-  for (std::string act : {"Sigmoid", "Silu"}) {
+  for (std::string act : {"Sigmoid", "Silu", "Relu6HardSwish"}) {
     ir::Graph plain = conv_then(act, false), fused = conv_then(act, false);
     ASSERT_EQ(passes::fuse_activations(fused), 1) << act;
     std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(fused, x)[0].to_f32();
@@ -158,6 +169,38 @@ TEST(ActivationFusion, IntoQuantizersTakesOnlyActivationsAQuantizeLinearReads) {
   EXPECT_TRUE(g.nodes[0].has("kestrel.activation"));   // the Conv before the quantizer carries its Relu
   EXPECT_FALSE(g.nodes[2].has("kestrel.activation"));  // the other Conv does not
   EXPECT_EQ(g.nodes[3].op_type, "Relu");
+}
+
+// Conv -> Mul by a per-channel constant -> Add of one constant -> Relu:
+// the Mul and Add go into the Conv's weights and bias, the Relu then into
+// its epilogue; the result within float rounding of the nodes'.
+TEST(ConvAffineFolding, PerChannelMulAndAddFoldIntoTheConv) {
+  ir::Graph plain = conv_then("Relu", false);
+  for (ir::Graph* g : {&plain}) {
+    g->initializers[g->add_value("s")] = Tensor::from_f32({4, 1, 1}, {0.5f, -2.0f, 1.5f, 3.0f});
+    g->initializers[g->add_value("t")] = Tensor::from_f32({1}, {0.25f});
+    // c -> Mul(s) -> Add(t) -> the Relu, which read c.
+    g->nodes.insert(g->nodes.begin() + 1, make_node(*g, "Mul", {"s", "c"}, {"cs"}));
+    g->nodes.insert(g->nodes.begin() + 2, make_node(*g, "Add", {"cs", "t"}, {"ct"}));
+    g->nodes[3].inputs[0] = g->find("ct");
+  }
+  ir::Graph folded = plain;
+  ASSERT_EQ(passes::fold_conv_affine(folded), 1);
+  ASSERT_EQ(folded.nodes.size(), 2u);  // Conv, Relu
+  EXPECT_EQ(folded.nodes[1].inputs[0], folded.nodes[0].outputs[0]);
+  EXPECT_EQ(passes::fuse_activations(folded), 1);
+  std::vector<float> xv(75);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 13 % 17) - 8) / 3;
+  Tensor x = Tensor::from_f32({1, 3, 5, 5}, xv);
+  std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(folded, x)[0].to_f32();
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
+  // A constant that is not per channel (it would broadcast the output up) stays a node.
+  ir::Graph wide = conv_then("Relu", false);
+  wide.initializers[wide.add_value("s")] = Tensor::from_f32({2, 4, 1, 1}, std::vector<float>(8, 2.0f));
+  wide.nodes.insert(wide.nodes.begin() + 1, make_node(wide, "Mul", {"c", "s"}, {"cs"}));
+  wide.nodes[2].inputs[0] = wide.find("cs");
+  EXPECT_EQ(passes::fold_conv_affine(wide), 0);
 }
 
 namespace {

@@ -18,6 +18,7 @@ const char* activation_name(Activation a) {
     case Activation::GeluErf: return "gelu";
     case Activation::GeluTanh: return "gelu_tanh";
     case Activation::QuickGelu: return "quick_gelu";
+    case Activation::Relu6HardSwish: return "hard_swish_relu6";
   }
   return "?";
 }

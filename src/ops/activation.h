@@ -13,11 +13,14 @@
 namespace kestrel::ops {
 
 // Silu is x * Sigmoid(x) and MulHardSigmoid x * HardSigmoid(x) (two ONNX
-// nodes each); QuickGelu is x * Sigmoid(1.702 x) (CLIP's MLP).
+// nodes each); QuickGelu is x * Sigmoid(1.702 x) (CLIP's MLP);
+// Relu6HardSwish is x * Clip(x + 3, 0, 6) / 6, hard swish as Paddle2ONNX
+// writes it (Add, Clip, Mul and Div nodes), rounded as those nodes round.
 enum class Activation : int32_t {
   None, Relu, Clip, LeakyRelu, HardSigmoid, Sigmoid, HardSwish, Silu, MulHardSigmoid, GeluErf, GeluTanh, QuickGelu,
+  Relu6HardSwish,
 };
-inline constexpr int32_t kActivationCount = int32_t(Activation::QuickGelu) + 1;
+inline constexpr int32_t kActivationCount = int32_t(Activation::Relu6HardSwish) + 1;
 
 // "gelu", "gelu_tanh", "relu", ... (reports and inspect).
 const char* activation_name(Activation a);
@@ -50,6 +53,10 @@ inline float activate(Activation act, float a, float b, float x) {
     case Activation::GeluErf: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
     case Activation::GeluTanh: return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     case Activation::QuickGelu: return x / (1.0f + std::exp(-1.702f * x));
+    case Activation::Relu6HardSwish: {
+      const float v = x + 3.0f;
+      return (x * (v < 0 ? 0.0f : (v > 6 ? 6.0f : v))) / 6.0f;
+    }
   }
   return x;
 }

@@ -8,31 +8,11 @@
 #include <cmath>
 #include <optional>
 
+#include "passes/channel_constant.h"
 #include "passes/graph_uses.h"
 #include "passes/passes.h"
 
 namespace kestrel::passes {
-namespace {
-
-const Tensor* float_init(const ir::Graph& g, int v) {
-  auto it = g.initializers.find(v);
-  return it != g.initializers.end() && it->second.dtype() == DType::Float32 ? &it->second : nullptr;
-}
-
-// Per-output-channel constants of an Add: a [M], [M,1,...] or [1,M,1,...] initializer.
-std::optional<std::vector<float>> channel_constant(const ir::Graph& g, const ir::Node& add, int x, int64_t M, int rank) {
-  if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2) return std::nullopt;
-  int other = add.inputs[0] == x ? add.inputs[1] : add.inputs[0];
-  const Tensor* c = float_init(g, other);
-  if (!c || c->numel() != M || c->rank() > rank) return std::nullopt;
-  // The channel must be axis 1 of the output once right-aligned.
-  int axis = rank - c->rank();
-  for (int d = 0; d < c->rank(); ++d)
-    if (c->dim(d) != (axis + d == 1 ? M : 1)) return std::nullopt;
-  return c->to_f32();
-}
-
-}  // namespace
 
 int fold_batchnorm(ir::Graph& g) {
   GraphUses uses(g);
@@ -77,7 +57,7 @@ int fold_batchnorm(ir::Graph& g) {
     if (p[0]->numel() != M || p[1]->numel() != M || p[2]->numel() != M || p[3]->numel() != M) continue;
     std::vector<float> added(size_t(M), 0.0f);
     if (add_index >= 0) {
-      auto c = channel_constant(g, g.nodes[size_t(add_index)], g.nodes[size_t(pi)].outputs[0], M, w->rank());
+      auto c = channel_constant(g, g.nodes[size_t(add_index)], "Add", g.nodes[size_t(pi)].outputs[0], M, w->rank());
       if (!c) continue;
       added = *c;
     }

@@ -3,8 +3,11 @@
 // registers (GPU) instead of as a second pass over memory:
 //   - one-op activations: Relu, Clip with constant bounds, LeakyRelu,
 //     HardSigmoid, Sigmoid, HardSwish, Gelu;
-//   - two-op ones: x * Sigmoid(x) (SiLU) and x * HardSigmoid(x).
+//   - two-op ones: x * Sigmoid(x) (SiLU) and x * HardSigmoid(x);
+//   - four-op hard swish as Paddle2ONNX writes it: Div(Mul(x, Clip(Add(x, 3),
+//     0, 6)), 6).
 // Only when no one else reads the intermediate values.
+#include <array>
 #include <optional>
 #include <set>
 
@@ -95,6 +98,53 @@ std::optional<std::pair<int, Fused>> gated(const ir::Graph& g, const GraphUses& 
   return std::nullopt;
 }
 
+// Whether v is a constant float32 scalar (or one-element rank-1 tensor,
+// which broadcasts without changing a shape) equal to `want`.
+bool constant_is(const ir::Graph& g, int v, float want) {
+  if (v < 0) return false;
+  auto it = g.initializers.find(v);
+  return it != g.initializers.end() && it->second.dtype() == DType::Float32 && it->second.numel() == 1 &&
+         it->second.rank() <= 1 && it->second.to_f32()[0] == want;
+}
+
+// The other input of a two-input node, when one of its inputs is `v`; -1 if not.
+int other_input(const ir::Node& n, int v) {
+  if (n.inputs.size() != 2) return -1;
+  return n.inputs[0] == v ? n.inputs[1] : n.inputs[1] == v ? n.inputs[0] : -1;
+}
+
+// Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6), the operands of Add and Mul in
+// either order, each intermediate read once: the nodes Add, Clip and Mul and
+// the value x, or nullopt.
+struct HardSwishNodes {
+  std::array<int, 3> nodes;
+  int x;
+};
+std::optional<HardSwishNodes> relu6_hard_swish(const ir::Graph& g, const GraphUses& uses, const ir::Node& div) {
+  const auto node_of = [&](int v, const char* op) -> int {
+    const int p = v < 0 ? -1 : uses.producer(v);
+    if (p < 0 || g.nodes[size_t(p)].op_type != op || !g.nodes[size_t(p)].domain.empty() ||
+        g.nodes[size_t(p)].outputs.size() != 1 || !uses.private_to_one_reader(v))
+      return -1;
+    return p;
+  };
+  if (div.op_type != "Div" || div.inputs.size() != 2 || !constant_is(g, div.inputs[1], 6.0f)) return std::nullopt;
+  const int mi = node_of(div.inputs[0], "Mul");
+  if (mi < 0) return std::nullopt;
+  const ir::Node& mul = g.nodes[size_t(mi)];
+  for (int side = 0; side < 2 && mul.inputs.size() == 2; ++side) {
+    const int x = mul.inputs[size_t(side)], ci = node_of(mul.inputs[size_t(1 - side)], "Clip");
+    if (x < 0 || ci < 0 || uses.readers(x) != 2 || !uses.only_node_inputs_read(x)) continue;
+    const ir::Node& clip = g.nodes[size_t(ci)];
+    const std::optional<Fused> bounds = one_op_activation(g, clip);
+    if (!bounds || bounds->params != std::vector<float>{0.0f, 6.0f}) continue;
+    const int ai = node_of(clip.inputs[0], "Add");
+    if (ai < 0 || !constant_is(g, other_input(g.nodes[size_t(ai)], x), 3.0f)) continue;
+    return HardSwishNodes{{ai, ci, mi}, x};
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int fuse_activations(ir::Graph& g, bool only_into_quantizers) {
@@ -110,6 +160,18 @@ int fuse_activations(ir::Graph& g, bool only_into_quantizers) {
     if (!act.domain.empty() || act.inputs.empty() || act.outputs.size() != 1) continue;
     if (only_into_quantizers && (!quantized.count(act.outputs[0]) || !uses.private_to_one_reader(act.outputs[0])))
       continue;
+    if (auto hs = relu6_hard_swish(g, uses, act)) {
+      const int p = uses.producer(hs->x);
+      bool free = p >= 0 && !removed[size_t(p)] && can_carry(g, g.nodes[size_t(p)]);
+      for (int k : hs->nodes) free = free && !removed[size_t(k)];
+      if (!free || (only_into_quantizers && g.nodes[size_t(p)].op_type != "Conv")) continue;
+      set_epilogue(g.nodes[size_t(p)], Fused{ops::Activation::Relu6HardSwish, {}});
+      g.nodes[size_t(p)].outputs[0] = act.outputs[0];
+      for (int k : hs->nodes) removed[size_t(k)] = true;
+      removed[i] = true;
+      ++fused;
+      continue;
+    }
     if (auto gm = gated(g, uses, act)) {
       int x = g.nodes[size_t(gm->first)].inputs[0];
       int p = uses.producer(x);

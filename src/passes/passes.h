@@ -30,6 +30,10 @@ int fuse_pads(ir::Graph& g);
 // Add. Returns the count.
 int fold_batchnorm(ir::Graph& g);
 
+// Folds per-channel constant Muls and Adds after a Conv into its weights and
+// bias (fold_conv_affine.cpp). Returns the number of Convs changed.
+int fold_conv_affine(ir::Graph& g);
+
 // Rewrites DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear into one
 // QLinearConv with ONNX Runtime's arithmetic (fuse_qdq_conv.cpp). Returns the
 // count. Must run before fold_constants.

@@ -70,6 +70,7 @@ void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options
       }
   unflatten_gemms(g);
   fold_batchnorm(g);
+  fold_conv_affine(g);
   fuse_pads(g);
   fuse_activations(g);
 }

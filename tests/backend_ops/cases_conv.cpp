@@ -65,6 +65,10 @@ std::vector<OpCase> conv_cases() {
     attr_i(n, "kestrel.activation", int64_t(ops::Activation::HardSigmoid));
     attr_floats(n, "kestrel.activation_params", {0.2f, 0.5f});
   }));
+  v.push_back(conv("fused x * Clip(x + 3, 0, 6) / 6, 3x3", {1, 6, 9, 9}, {10, 6, 3, 3}, true, [](onnx::NodeProto& n) {
+    attr_ints(n, "pads", {1, 1, 1, 1});
+    attr_i(n, "kestrel.activation", int64_t(ops::Activation::Relu6HardSwish));
+  }));
   // Maps the CPU's direct convolution takes (backends/cpu/direct_conv.h):
   // a row of 46 outputs on 48 computed, and a stride-2 layer's phases.
   v.push_back(conv("direct 3x3 fused Silu [1,8,30,46]->12", {1, 8, 30, 46}, {12, 8, 3, 3}, true, [](onnx::NodeProto& n) {

@@ -18,6 +18,7 @@ ActParams shader_activation(ops::Activation act, float a, float b) {
     case A::GeluErf: return {UnaryFn::Gelu};
     case A::GeluTanh: return {UnaryFn::GeluTanh};
     case A::QuickGelu: return {UnaryFn::SigmoidScaled, 1.702f, 0};  // x * sigmoid(1.702 x)
+    case A::Relu6HardSwish: return {UnaryFn::Relu6HardSwish};
   }
   return {};
 }

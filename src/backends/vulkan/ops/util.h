@@ -34,7 +34,7 @@ enum class UnaryFn : int32_t {
   Sqrt = 9, Abs = 10, Neg = 11, Reciprocal = 12, Floor = 13, Ceil = 14, Round = 15, Erf = 16, Sin = 17,
   Cos = 18, Elu = 19, Selu = 20, HardSwish = 21, Softplus = 22, Softsign = 23, Gelu = 24, GeluTanh = 25,
   Silu = 26, Mish = 27, ThresholdedRelu = 28, Sign = 29, Celu = 30, Tan = 31, Asin = 32, Acos = 33, Atan = 34,
-  SigmoidScaled = 35, MulHardSigmoid = 36,
+  SigmoidScaled = 35, MulHardSigmoid = 36, Relu6HardSwish = 37,
 };
 
 // A shader function and its two parameters.

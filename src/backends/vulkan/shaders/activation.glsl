@@ -63,6 +63,7 @@ float activate(int kind, float x, float a, float b) {
     case 34: return atan(x);                                 // Atan
     case 35: return x * kestrel_sigmoid(a * x);              // x * Sigmoid(a x) (quick GELU a=1.702)
     case 36: return x * clamp(a * x + b, 0.0, 1.0);          // x * HardSigmoid(x)
+    case 37: return (x * clamp(x + 3.0, 0.0, 6.0)) / 6.0;    // x * Clip(x + 3, 0, 6) / 6
   }
   return x;
 }
