@@ -22,7 +22,9 @@ void fill(onnx::TensorProto* t, int n, int seed) {
 // x [1,8,12,12]:
 //   a = Relu(Conv3x3(x) + x)              fused with its Relu
 //   b = DepthwiseConv3x3(a) + a           fused (depthwise)
-//   c = Conv1x1(b) + shift[1,8,1,1]       not fused: the Add broadcasts
+//   c = Conv1x1(b) + shift[1,8,12,1]      not fused: the Add broadcasts (along
+//                                         the width: a per-channel constant
+//                                         would fold into the Conv's bias)
 //   d = Conv1x1(c) + c; the Conv1x1 output is also a graph output: not fused
 std::string residual_model() {
   auto m = make_model(17);
@@ -32,7 +34,7 @@ std::string residual_model() {
   fill(add_float_initializer(g, "b3", {8}), 8, 2);
   fill(add_float_initializer(g, "wd", {8, 1, 3, 3}), 8 * 9, 3);
   fill(add_float_initializer(g, "w1", {8, 8, 1, 1}), 64, 4);
-  fill(add_float_initializer(g, "shift", {1, 8, 1, 1}), 8, 5);
+  fill(add_float_initializer(g, "shift", {1, 8, 12, 1}), 8 * 12, 5);
   set_ints(add_node(g, "Conv", {"x", "w3", "b3"}, {"y3"}, "conv3"), "pads", {1, 1, 1, 1});
   add_node(g, "Add", {"y3", "x"}, {"s3"}, "add3");
   add_node(g, "Relu", {"s3"}, {"a"}, "relu3");

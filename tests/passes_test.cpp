@@ -171,6 +171,19 @@ TEST(ActivationFusion, IntoQuantizersTakesOnlyActivationsAQuantizeLinearReads) {
   EXPECT_EQ(g.nodes[3].op_type, "Relu");
 }
 
+namespace {
+// Both graphs on one input x [1,3,5,5]: the same answer to float rounding
+// (a folded scale rounds the weights, not the sums).
+void expect_same_within_rounding(const ir::Graph& plain, const ir::Graph& folded) {
+  std::vector<float> xv(75);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 13 % 17) - 8) / 3;
+  Tensor x = Tensor::from_f32({1, 3, 5, 5}, xv);
+  std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(folded, x)[0].to_f32();
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
+}
+}  // namespace
+
 // Conv -> Mul by a per-channel constant -> Add of one constant -> Relu:
 // the Mul and Add go into the Conv's weights and bias, the Relu then into
 // its epilogue; the result within float rounding of the nodes'.
@@ -189,18 +202,46 @@ TEST(ConvAffineFolding, PerChannelMulAndAddFoldIntoTheConv) {
   ASSERT_EQ(folded.nodes.size(), 2u);  // Conv, Relu
   EXPECT_EQ(folded.nodes[1].inputs[0], folded.nodes[0].outputs[0]);
   EXPECT_EQ(passes::fuse_activations(folded), 1);
-  std::vector<float> xv(75);
-  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 13 % 17) - 8) / 3;
-  Tensor x = Tensor::from_f32({1, 3, 5, 5}, xv);
-  std::vector<float> want = run_graph(plain, x)[0].to_f32(), got = run_graph(folded, x)[0].to_f32();
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
+  expect_same_within_rounding(plain, folded);
   // A constant that is not per channel (it would broadcast the output up) stays a node.
   ir::Graph wide = conv_then("Relu", false);
   wide.initializers[wide.add_value("s")] = Tensor::from_f32({2, 4, 1, 1}, std::vector<float>(8, 2.0f));
   wide.nodes.insert(wide.nodes.begin() + 1, make_node(wide, "Mul", {"c", "s"}, {"cs"}));
   wide.nodes[2].inputs[0] = wide.find("cs");
   EXPECT_EQ(passes::fold_conv_affine(wide), 0);
+}
+
+// In a QDQ model the weights are DequantizeLinear(int8, scale): a Mul goes
+// into that scale (one per tensor becoming one per channel), the int8 data
+// unchanged, so the Conv can still become a QLinearConv.
+TEST(ConvAffineFolding, AMulGoesIntoTheWeightsDequantizationScale) {
+  ir::Graph plain;
+  plain.inputs = {plain.add_value("x")};
+  std::vector<int8_t> wq(4 * 3 * 3 * 3);
+  for (size_t i = 0; i < wq.size(); ++i) wq[i] = int8_t(int(i * 37 % 255) - 127);
+  Tensor wt(DType::Int8, {4, 3, 3, 3});
+  std::copy(wq.begin(), wq.end(), wt.data<int8_t>());
+  plain.initializers[plain.add_value("wq")] = wt;
+  plain.initializers[plain.add_value("ws")] = Tensor::scalar_f32(0.01f);
+  Tensor zero(DType::Int8, {});
+  zero.data<int8_t>()[0] = 0;
+  plain.initializers[plain.add_value("wz")] = zero;
+  plain.initializers[plain.add_value("s")] = Tensor::from_f32({1, 4, 1, 1}, {0.5f, -2.0f, 1.5f, 3.0f});
+  plain.initializers[plain.add_value("t")] = Tensor::from_f32({4, 1, 1}, {0.25f, 0.0f, -1.0f, 2.0f});
+  plain.nodes.push_back(make_node(plain, "DequantizeLinear", {"wq", "ws", "wz"}, {"w"}));
+  plain.nodes.push_back(make_node(plain, "Conv", {"x", "w"}, {"c"}));
+  plain.nodes.push_back(make_node(plain, "Mul", {"c", "s"}, {"cs"}));
+  plain.nodes.push_back(make_node(plain, "Add", {"cs", "t"}, {"y"}));
+  plain.outputs = {plain.find("y")};
+  ir::Graph folded = plain;
+  ASSERT_EQ(passes::fold_conv_affine(folded), 1);
+  ASSERT_EQ(folded.nodes.size(), 2u);  // DequantizeLinear, Conv
+  const ir::Node& dq = folded.nodes[0];
+  EXPECT_EQ(folded.initializers.at(dq.inputs[0]).data<int8_t>()[5], wq[5]);  // the int8 weights as they were
+  EXPECT_EQ(folded.initializers.at(dq.inputs[1]).to_f32(), (std::vector<float>{0.005f, -0.02f, 0.015f, 0.03f}));
+  EXPECT_EQ(folded.initializers.at(dq.inputs[2]).numel(), 4);  // its zero point per channel too
+  EXPECT_EQ(dq.attr_i("axis", 1), 0);
+  expect_same_within_rounding(plain, folded);
 }
 
 namespace {

@@ -30,8 +30,9 @@ int fuse_pads(ir::Graph& g);
 // Add. Returns the count.
 int fold_batchnorm(ir::Graph& g);
 
-// Folds per-channel constant Muls and Adds after a Conv into its weights and
-// bias (fold_conv_affine.cpp). Returns the number of Convs changed.
+// Folds per-channel constant Muls and Adds after a Conv into its weights (or
+// its weights' dequantization scale) and bias (fold_conv_affine.cpp).
+// Returns the number of Convs changed.
 int fold_conv_affine(ir::Graph& g);
 
 // Rewrites DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear into one

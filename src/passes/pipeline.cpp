@@ -50,10 +50,12 @@ void import_enclosing_constants(ir::Graph& sub, const Enclosing* scope) {
 
 void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options) {
   if (options.integer_qdq) {
-    // Activations before quantizers first, so a Conv -> activation ->
-    // QuantizeLinear chain reaches the QDQ fusion as a Conv carrying its
-    // activation (SiLU's Sigmoid and Mul among them), which the QLinearConv
-    // then keeps.
+    // Per-channel scales and biases into the Convs before them (into the
+    // weights' dequantization scale), then activations before quantizers,
+    // so a Conv -> [scale, bias] -> activation -> QuantizeLinear chain
+    // reaches the QDQ fusion as a Conv carrying its activation (SiLU's
+    // Sigmoid and Mul among them), which the QLinearConv then keeps.
+    fold_conv_affine(g);
     fuse_activations(g, /*only_into_quantizers=*/true);
     fuse_qdq_convs(g);
   }

@@ -95,19 +95,52 @@ std::map<std::string, std::vector<int>> readers_of(const onnx::GraphProto& g) {
 bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
 // The value a Conv's output quantizer goes after (QuantTarget::output): its
-// output, or the output of the activation that alone reads it (one op, or
-// x * Sigmoid(x)); empty where that value is a graph output.
+// output, past any Mul or Add of a constant that alone reads it (a scale and
+// bias Kestrel folds into the Conv, passes/fold_conv_affine.cpp), and past
+// the activation that alone reads that (one op, x * Sigmoid(x), or hard
+// swish as x * Clip(x + 3, 0, 6) / 6); empty where the value is a graph
+// output.
 std::string quantized_output(const onnx::GraphProto& g, const std::map<std::string, std::vector<int>>& readers,
                              const onnx::NodeProto& conv) {
   static const std::set<std::string> kOneOp = {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish"};
-  std::string y = conv.output(0);
-  const auto it = readers.find(y);
   const std::vector<int> none;
-  const std::vector<int>& r = it == readers.end() ? none : it->second;
-  if (r.size() == 1 && default_domain(g.node(r[0])) && kOneOp.count(g.node(r[0]).op_type()) &&
-      g.node(r[0]).output_size() == 1)
-    y = g.node(r[0]).output(0);
+  const auto readers_of_value = [&](const std::string& v) -> const std::vector<int>& {
+    const auto it = readers.find(v);
+    return it == readers.end() ? none : it->second;
+  };
+  // The node that alone reads v, when it is a default-domain `op` with one
+  // output (and for Mul and Add, a constant other operand); -1 otherwise.
+  const auto sole_reader = [&](const std::string& v, const std::set<std::string>& ops, bool constant_operand) {
+    const std::vector<int>& r = readers_of_value(v);
+    if (r.size() != 1) return -1;
+    const onnx::NodeProto& n = g.node(r[0]);
+    if (!default_domain(n) || !ops.count(n.op_type()) || n.output_size() != 1) return -1;
+    if (constant_operand && (n.input_size() != 2 || !initializer(g, n.input(0) == v ? n.input(1) : n.input(0))))
+      return -1;
+    return r[0];
+  };
+  std::string y = conv.output(0);
+  for (int n; (n = sole_reader(y, {"Mul", "Add"}, true)) >= 0;) y = g.node(n).output(0);
+  const std::string x = y;  // the activation's input
+  const std::vector<int>& r = readers_of_value(x);
+  const int one_op = sole_reader(y, kOneOp, false);
+  if (one_op >= 0)
+    y = g.node(one_op).output(0);
   else if (r.size() == 2) {
+    // x * Clip(x + 3, 0, 6) / 6: x read by the Add and the Mul.
+    for (int k = 0; k < 2; ++k) {
+      const onnx::NodeProto& add = g.node(r[size_t(k)]);
+      if (add.op_type() != "Add" || !default_domain(add) || add.output_size() != 1) continue;
+      const int clip = sole_reader(add.output(0), {"Clip"}, false);
+      const int mul = clip < 0 ? -1 : sole_reader(g.node(clip).output(0), {"Mul"}, false);
+      const int div = mul != r[size_t(1 - k)] ? -1 : sole_reader(g.node(mul).output(0), {"Div"}, false);
+      if (div >= 0) {
+        y = g.node(div).output(0);
+        break;
+      }
+    }
+  }
+  if (y == x && r.size() == 2) {
     for (int k = 0; k < 2; ++k) {
       const onnx::NodeProto& gate = g.node(r[size_t(k)]);
       const onnx::NodeProto& mul = g.node(r[size_t(1 - k)]);
