@@ -2,22 +2,12 @@
 
 #include <cmath>
 
-#include "backends/backend.h"
+#include "ir_graphs.h"
 #include "passes/passes.h"
 
 using namespace kestrel;
-
-namespace {
-ir::Node make_node(ir::Graph& g, const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
-  ir::Node n;
-  n.op_type = op;
-  n.name = op + "_" + std::to_string(g.nodes.size());
-  n.opset = 17;
-  for (auto& s : in) n.inputs.push_back(g.add_value(s));
-  for (auto& s : out) n.outputs.push_back(g.add_value(s));
-  return n;
-}
-}  // namespace
+using kestrel::test::make_node;
+using kestrel::test::run_graph;
 
 TEST(ConstantFolding, FoldsConstantChainsIntoInitializers) {
   ir::Graph g;
@@ -98,12 +88,6 @@ ir::Graph conv_then(const std::string& act, bool second_reader) {
   return g;
 }
 
-std::vector<Tensor> run_graph(const ir::Graph& g, const Tensor& x) {
-  auto compiled = backends::make_cpu_backend()->compile(g);
-  backends::RunOptions opts;
-  opts.threads = 2;
-  return compiled->run({x}, opts);
-}
 }  // namespace
 
 TEST(ActivationFusion, FusedConvMatchesUnfusedForEachActivation) {

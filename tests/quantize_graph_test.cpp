@@ -64,7 +64,7 @@ TEST(QdqGraph, ConvOutputsAreQuantizedAfterTheirActivation) {
   EXPECT_EQ(targets[0].output, "r");  // after the Relu
   EXPECT_EQ(targets[1].output, "");   // y is a model output
   EXPECT_EQ(targets[2].output, "m");  // after x * Sigmoid(x)
-  const Written w = written(qdq_model(m, targets, ranges(), true));
+  const Written w = written(qdq_model(m, targets, {}, ranges(), true));
   EXPECT_EQ(w.quantized, (std::set<std::string>{"x", "r", "m"}));
   // Every reader of a quantized output takes it dequantized.
   EXPECT_EQ(w.input0.at("conv2"), "r_dequantized");
@@ -77,10 +77,34 @@ TEST(QdqGraph, AValueAConvLeftInFloatReadsStaysFloat) {
   std::vector<QuantTarget> targets = find_targets(m, nullptr);
   ASSERT_EQ(targets.size(), 3u);
   targets.erase(targets.begin() + 1);  // conv2 left in float
-  const Written w = written(qdq_model(m, targets, ranges(), true));
+  const Written w = written(qdq_model(m, targets, {}, ranges(), true));
   EXPECT_EQ(w.quantized, (std::set<std::string>{"x", "m"}));
   EXPECT_EQ(w.input0.at("conv2"), "r");
   EXPECT_EQ(w.input0.at("sig"), "r");
+}
+
+// A residual block: r = Relu(Conv(x) + x) read by a Conv and by the next
+// Add, whose sum is the model's output. The first sum (after its Relu) is
+// quantized for both readers; the output is not.
+TEST(QdqGraph, ResidualSumsAreQuantizedPastTheirActivation) {
+  onnx::ModelProto m = make_model(13);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 2, 4, 4});
+  for (const char* w : {"w1", "w2"}) add_float_initializer(g, w, {2, 2, 1, 1}, 0.5f);
+  add_node(g, "Conv", {"x", "w1"}, {"c1"}, "conv1");
+  add_node(g, "Add", {"c1", "x"}, {"s1"}, "add1");
+  add_node(g, "Relu", {"s1"}, {"r"}, "relu");
+  add_node(g, "Conv", {"r", "w2"}, {"c2"}, "conv2");
+  add_node(g, "Add", {"c2", "r"}, {"y"}, "add2");
+  add_output(g, "y");
+  EXPECT_EQ(find_residual_sums(m), (std::vector<std::string>{"r"}));
+  const std::vector<QuantTarget> targets = find_targets(m, nullptr);
+  ASSERT_EQ(targets.size(), 2u);
+  const std::map<std::string, Range> r = {{"x", {-1, 1}}, {"c1", {-1, 1}}, {"r", {0, 2}}, {"c2", {-1, 2}}};
+  const Written w = written(qdq_model(m, targets, find_residual_sums(m), r, true));
+  EXPECT_EQ(w.quantized, (std::set<std::string>{"x", "c1", "r", "c2"}));
+  EXPECT_EQ(w.input0.at("conv2"), "r_dequantized");
+  EXPECT_EQ(w.input0.at("add2"), "c2_dequantized");
 }
 
 }  // namespace

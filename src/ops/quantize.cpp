@@ -164,6 +164,12 @@ void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q
 void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q, int64_t n) {
   (cpu_isa() >= CpuIsa::Avx2 ? avx2_isa::quantize_s8 : baseline_isa::quantize_s8)(x, scale, float(zero_point), q, n);
 }
+void dequantize_bytes(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n) {
+  (cpu_isa() >= CpuIsa::Avx2 ? avx2_isa::dequantize_u8 : baseline_isa::dequantize_u8)(q, scale, float(zero_point), x, n);
+}
+void dequantize_bytes(const int8_t* q, float scale, int32_t zero_point, float* x, int64_t n) {
+  (cpu_isa() >= CpuIsa::Avx2 ? avx2_isa::dequantize_s8 : baseline_isa::dequantize_s8)(q, scale, float(zero_point), x, n);
+}
 
 namespace {
 

@@ -9,5 +9,9 @@ namespace kestrel::ops {
 
 void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);
 void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q, int64_t n);
+// DequantizeLinear's per-tensor arithmetic on 8 bits, the bits of the op:
+// x = (q - zero_point) * scale.
+void dequantize_bytes(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n);
+void dequantize_bytes(const int8_t* q, float scale, int32_t zero_point, float* x, int64_t n);
 
 }  // namespace kestrel::ops

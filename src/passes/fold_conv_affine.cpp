@@ -9,7 +9,6 @@
 // scale then takes the Muls (ws * s: the integer weights stay as they are,
 // so the Conv can still become one QLinearConv); B a float32 initializer or
 // absent. Not a Conv already carrying a fused activation.
-#include <map>
 #include <optional>
 
 #include "ops/epilogue.h"
@@ -44,10 +43,6 @@ int dequantized_weights(const ir::Graph& g, const GraphUses& uses, int w, int64_
 
 int fold_conv_affine(ir::Graph& g) {
   GraphUses uses(g);
-  std::map<int, size_t> reader;  // value -> the node reading it (meaningful where it has one reader)
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (int v : g.nodes[i].inputs)
-      if (v >= 0) reader[v] = i;
   std::vector<bool> removed(g.nodes.size(), false);
   int folded = 0;
   for (size_t ci = 0; ci < g.nodes.size(); ++ci) {
@@ -79,8 +74,8 @@ int fold_conv_affine(ir::Graph& g) {
     std::vector<float> factor(size_t(M), 1.0f), bias = b ? b->to_f32() : std::vector<float>(size_t(M), 0.0f);
     bool scaled = false, changed = false;
     int y = conv.outputs[0];
-    while (uses.private_to_one_reader(y)) {
-      const size_t r = reader.at(y);
+    for (int at; (at = uses.sole_reader(y)) >= 0;) {
+      const size_t r = size_t(at);
       const ir::Node& next = g.nodes[r];
       if (removed[r]) break;
       if (auto s = channel_constant(g, next, "Mul", y, M, int(rank))) {

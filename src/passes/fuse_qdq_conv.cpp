@@ -36,46 +36,11 @@
 
 #include "ops/epilogue.h"
 #include "passes/graph_uses.h"
+#include "passes/qdq_params.h"
 #include "passes/passes.h"
 
 namespace kestrel::passes {
 namespace {
-
-bool is_op(const ir::Node& n, const char* op) { return n.op_type == op && n.domain.empty(); }
-
-const Tensor* constant(const ir::Graph& g, int v) {
-  if (v < 0) return nullptr;
-  auto it = g.initializers.find(v);
-  return it == g.initializers.end() ? nullptr : &it->second;
-}
-
-bool eight_bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
-
-// A quantizer's parameters: input 1 the scale, input 2 the zero point (its
-// type is the quantized type; absent: uint8 zero). Null scale: not constant.
-struct QuantParams {
-  const Tensor* scale = nullptr;
-  const Tensor* zero_point = nullptr;
-  int zero_point_id = -1;
-};
-
-QuantParams quant_params(const ir::Graph& g, const ir::Node& n) {
-  QuantParams p;
-  p.scale = n.inputs.size() > 1 ? constant(g, n.inputs[1]) : nullptr;
-  if (!p.scale || p.scale->dtype() != DType::Float32) p.scale = nullptr;
-  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
-    p.zero_point_id = n.inputs[2];
-    p.zero_point = constant(g, n.inputs[2]);
-    if (!p.zero_point) p.scale = nullptr;  // a computed zero point: not fused
-  }
-  if (n.attr_i("block_size", 0) != 0) p.scale = nullptr;
-  return p;
-}
-
-// Per tensor: one scale and at most one zero point, of an 8-bit type.
-bool per_tensor(const QuantParams& p) {
-  return p.scale && p.scale->numel() == 1 && (!p.zero_point || (p.zero_point->numel() == 1 && eight_bit(p.zero_point->dtype())));
-}
 
 class QdqConvFusion {
  public:
@@ -86,7 +51,7 @@ class QdqConvFusion {
     const size_t count = g_.nodes.size();
     for (size_t i = 0; i < count; ++i)
       if (is_op(g_.nodes[i], "Conv") && try_fuse(i)) ++fused;
-    if (fused) drop_unread_dequantizers();
+    if (fused) place_fused_nodes();
     return fused;
   }
 
@@ -228,25 +193,13 @@ class QdqConvFusion {
 
   // Puts each QLinearConv where its Conv was, and drops the quantizers that
   // only the fused nodes read.
-  void drop_unread_dequantizers() {
+  void place_fused_nodes() {
     for (auto& [at, node] : new_nodes_) {
       g_.nodes[at] = std::move(node);
       removed_[at] = false;
     }
     erase_nodes(g_, removed_);
-    bool again = true;
-    while (again) {
-      again = false;
-      GraphUses uses(g_);
-      std::vector<bool> dead(g_.nodes.size(), false);
-      for (size_t i = 0; i < g_.nodes.size(); ++i) {
-        const ir::Node& n = g_.nodes[i];
-        if (is_op(n, "DequantizeLinear") && n.outputs.size() == 1 && n.outputs[0] >= 0 &&
-            uses.readers(n.outputs[0]) == 0 && uses.only_node_inputs_read(n.outputs[0]))
-          dead[i] = again = true;
-      }
-      if (again) erase_nodes(g_, dead);
-    }
+    passes::drop_unread_dequantizers(g_);
   }
 
   ir::Graph& g_;

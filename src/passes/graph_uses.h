@@ -15,7 +15,7 @@ class GraphUses {
   explicit GraphUses(const ir::Graph& g) : g_(g) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       for (int v : g.nodes[i].inputs)
-        if (v >= 0) ++readers_[v];
+        if (v >= 0) ++readers_[v], reader_node_[v] = i;
       for (int v : g.nodes[i].outputs)
         if (v >= 0) producer_[v] = i;
       for (std::string& name : ir::implicit_reads(g.nodes[i])) implicit_.insert(std::move(name));
@@ -37,10 +37,15 @@ class GraphUses {
   // True when one node input reads v and nothing else can see it (not a graph
   // output, not read by a subgraph): the producer may be merged into that reader.
   bool private_to_one_reader(int v) const { return readers(v) == 1 && only_node_inputs_read(v); }
+  // The node reading v where private_to_one_reader(v); -1 otherwise.
+  int sole_reader(int v) const {
+    return private_to_one_reader(v) ? int(reader_node_.at(v)) : -1;
+  }
 
  private:
   const ir::Graph& g_;
   std::map<int, int> readers_;
+  std::map<int, size_t> reader_node_;  // the last node reading each value
   std::map<int, size_t> producer_;
   std::set<int> outputs_;
   std::set<std::string> implicit_;

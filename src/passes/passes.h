@@ -40,6 +40,11 @@ int fold_conv_affine(ir::Graph& g);
 // count. Must run before fold_constants.
 int fuse_qdq_convs(ir::Graph& g);
 
+// Rewrites DequantizeLinear, DequantizeLinear -> Add [-> Relu] ->
+// QuantizeLinear into one com.kestrel QdqAdd with the same bits
+// (fuse_qdq_add.cpp). Returns the count. Runs beside fuse_qdq_convs.
+int fuse_qdq_adds(ir::Graph& g);
+
 // Restores MatMul [+ Add] where ONNX Runtime flattened a linear layer on a
 // 3-D activation into Reshape -> Gemm -> Reshape (unflatten_gemm.cpp), the
 // form the transformer families recognize. Returns the count.

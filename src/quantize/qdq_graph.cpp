@@ -258,6 +258,27 @@ std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std
   return out;
 }
 
+std::vector<std::string> find_residual_sums(const onnx::ModelProto& m) {
+  static const std::set<std::string> kOneOp = {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish"};
+  const onnx::GraphProto& g = m.graph();
+  const auto readers = readers_of(g);
+  std::set<std::string> outputs;
+  for (const auto& o : g.output()) outputs.insert(o.name());
+  std::vector<std::string> sums;
+  for (const onnx::NodeProto& n : g.node()) {
+    if (n.op_type() != "Add" || !default_domain(n) || n.input_size() != 2 || n.output_size() != 1) continue;
+    if (initializer(g, n.input(0)) || initializer(g, n.input(1))) continue;
+    std::string y = n.output(0);
+    const auto r = readers.find(y);
+    if (r != readers.end() && r->second.size() == 1) {
+      const onnx::NodeProto& act = g.node(r->second[0]);
+      if (default_domain(act) && kOneOp.count(act.op_type()) && act.output_size() == 1) y = act.output(0);
+    }
+    if (!outputs.count(y) && readers.count(y)) sums.push_back(y);
+  }
+  return sums;
+}
+
 std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::string>& names) {
   onnx::ModelProto c = m;
   std::set<std::string> present;
@@ -268,7 +289,8 @@ std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::strin
 }
 
 std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
-                      const std::map<std::string, Range>& ranges, bool per_channel) {
+                      const std::vector<std::string>& sums, const std::map<std::string, Range>& ranges,
+                      bool per_channel) {
   onnx::ModelProto q = m;
   onnx::GraphProto* g = q.mutable_graph();
   Namer name(*g);
@@ -308,18 +330,21 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
     }
     return false;
   };
+  // A quantized output or residual sum: every reader takes it dequantized.
+  const auto quantize_for_every_reader = [&](const std::string& v) {
+    if (v.empty() || !ranges.count(v) || !readers.count(v) || read_by_float_product(v)) return;
+    const std::string dq = pair_for(v);
+    for (int r : readers.at(v)) {
+      onnx::NodeProto* reader = g->mutable_node(r);
+      for (int k = 0; k < reader->input_size(); ++k)
+        if (reader->input(k) == v) reader->set_input(k, dq);
+    }
+  };
   std::vector<onnx::NodeProto> weight_nodes;
   for (const QuantTarget& t : targets) {
     onnx::NodeProto* node = g->mutable_node(t.node);
     node->set_input(0, pair_for(t.activation));
-    if (!t.output.empty() && ranges.count(t.output) && readers.count(t.output) && !read_by_float_product(t.output)) {
-      const std::string dq = pair_for(t.output);
-      for (int r : readers.at(t.output)) {
-        onnx::NodeProto* reader = g->mutable_node(r);
-        for (int k = 0; k < reader->input_size(); ++k)
-          if (reader->input(k) == t.output) reader->set_input(k, dq);
-      }
-    }
+    quantize_for_every_reader(t.output);
 
     const onnx::TensorProto* wp = initializer(*g, t.weight);
     const Tensor w = onnx_io::tensor_from_proto(*wp, "");
@@ -335,6 +360,7 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
         make_node("DequantizeLinear", name(t.weight + "_DequantizeLinear"), {wq, ws, wz}, wdq, qw.axis));
     node->set_input(1, wdq);
   }
+  for (const std::string& v : sums) quantize_for_every_reader(v);
   // The float weights that no node reads any more go.
   std::set<std::string> read;
   for (const auto& n : g->node())

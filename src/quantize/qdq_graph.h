@@ -56,14 +56,22 @@ Tensor weight_tensor(const onnx::ModelProto& m, const std::string& name);
 // right side is not a constant" for nodes of those ops left in float.
 std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std::string>* skipped);
 
+// The sums of residual blocks, quantized as ONNX Runtime's quantize_static
+// quantizes an Add's output: each Add of two computed values (no constant),
+// past the one-op activation that alone reads it; not graph outputs. Every
+// reader then takes the sum dequantized, so the block's next addition reads
+// two quantized values (a com.kestrel QdqAdd, passes/fuse_qdq_add.cpp).
+std::vector<std::string> find_residual_sums(const onnx::ModelProto& m);
+
 // The model's bytes with `names` added as graph outputs (those already
 // outputs are left as they are).
 std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::string>& names);
 
-// The QDQ model's bytes: each target's activation (and output) quantized to
-// uint8 with its range from `ranges`, and its weight to int8 per channel (or
-// per tensor when per_channel is false).
+// The QDQ model's bytes: each target's activation (and output) and each of
+// `sums` quantized to uint8 with its range from `ranges`, and each target's
+// weight to int8 per channel (or per tensor when per_channel is false).
 std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
-                      const std::map<std::string, Range>& ranges, bool per_channel);
+                      const std::vector<std::string>& sums, const std::map<std::string, Range>& ranges,
+                      bool per_channel);
 
 }  // namespace kestrel::quantize

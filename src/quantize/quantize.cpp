@@ -135,11 +135,15 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !targets.empty(), "'", path,
                    "' has no Conv, MatMul or Gemm with a constant float weight to quantize");
 
-  // Calibration: every quantized input as an extra output.
+  const std::vector<std::string> sums = find_residual_sums(*model);
+
+  // Calibration: every quantized value as an extra output.
   std::vector<std::string> names;
   for (const QuantTarget& t : targets)
     for (const std::string& v : {t.activation, t.output})
       if (!v.empty() && std::find(names.begin(), names.end(), v) == names.end()) names.push_back(v);
+  for (const std::string& v : sums)
+    if (std::find(names.begin(), names.end(), v) == names.end()) names.push_back(v);
   const std::string probe_bytes = with_outputs(*model, names);
   SessionOptions so = opt.session;
   const auto probe = Session::load_bytes(probe_bytes.data(), probe_bytes.size(), so);
@@ -184,7 +188,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   }
   // The model with the targets in `chosen` quantized, and its agreement.
   auto evaluate = [&](const std::vector<QuantTarget>& chosen, std::string* bytes, std::vector<OutputAgreement>* outs) {
-    *bytes = qdq_model(*model, chosen, ranges, rep.per_channel);
+    *bytes = qdq_model(*model, chosen, sums, ranges, rep.per_channel);
     const auto quantized = Session::load_bytes(bytes->data(), bytes->size(), so);
     outs->assign(original->outputs().size(), {});
     std::vector<double> cosine_sum(outs->size(), 0.0);
