@@ -33,9 +33,6 @@ void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int3
 // exact value that float(int32 sum + bias) is, so the results are the same.
 void requantize_exact_floats_u8(const float* sums, int64_t n, float bias, float mult, int32_t zero_point, uint8_t* y);
 void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float mult, int32_t zero_point, int8_t* y);
-// y[i] = float(int32_t(x[i] ^ flip) - zero_point) for i < n (flip 128 reads
-// int8 data stored as bytes).
-void widen_to_floats(const uint8_t* x, int64_t n, uint8_t flip, int32_t zero_point, float* y);
 }  // namespace qconv_avx2
 
 }  // namespace kestrel::backends::cpu

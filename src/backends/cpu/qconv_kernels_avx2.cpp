@@ -110,18 +110,4 @@ void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float 
   requantize_floats<false>(sums, n, bias, mult, zp, y);
 }
 
-void widen_to_floats(const uint8_t* x, int64_t n, uint8_t flip, int32_t zp, float* y) {
-  const __m128i f = _mm_set1_epi8(char(flip));
-  const __m256i z = _mm256_set1_epi32(zp);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m128i b = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i)), f);
-    const __m256i lo = _mm256_sub_epi32(_mm256_cvtepu8_epi32(b), z);
-    const __m256i hi = _mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)), z);
-    _mm256_storeu_ps(y + i, _mm256_cvtepi32_ps(lo));
-    _mm256_storeu_ps(y + i + 8, _mm256_cvtepi32_ps(hi));
-  }
-  for (; i < n; ++i) y[i] = float(int32_t(uint8_t(x[i] ^ flip)) - zp);
-}
-
 }  // namespace kestrel::backends::cpu::qconv_avx2

@@ -269,14 +269,8 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
       xf.resize(size_t(IS));
       yf.resize(size_t(OS));
       const X* plane = x + t * IS;
-#if KESTREL_X86
-      if (q.avx2) {
-        const bool s8 = std::is_same_v<X, int8_t>;  // read as bytes x + 128
-        qconv_avx2::widen_to_floats(reinterpret_cast<const uint8_t*>(plane), IS, s8 ? 128 : 0, q.xzp + (s8 ? 128 : 0),
-                                    xf.data());
-      } else
-#endif
-        for (int64_t i = 0; i < IS; ++i) xf[size_t(i)] = float(int32_t(plane[i]) - q.xzp);
+      // x - zx exactly: DequantizeLinear's loop at scale 1 (at the CPU's level).
+      dequantize_bytes(plane, 1.0f, q.xzp, xf.data(), IS);
       float wf[256];
       for (int64_t k = 0; k < taps; ++k) wf[k] = float(q.wd(m, k));
       depthwise_plane(s.g, xf.data(), wf, 0.f, yf.data());
