@@ -94,6 +94,23 @@ std::map<std::string, std::vector<int>> readers_of(const onnx::GraphProto& g) {
 
 bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.domain() == "ai.onnx"; }
 
+// The one-op activations a quantized value is taken past.
+const std::set<std::string> kOneOpActivations = {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish"};
+
+// The node that alone reads v, when it is a default-domain op of `ops` with
+// one output (and, with constant_operand, a constant other operand); -1
+// otherwise.
+int sole_reader(const onnx::GraphProto& g, const std::map<std::string, std::vector<int>>& readers,
+                const std::string& v, const std::set<std::string>& ops, bool constant_operand = false) {
+  const auto it = readers.find(v);
+  if (it == readers.end() || it->second.size() != 1) return -1;
+  const onnx::NodeProto& n = g.node(it->second[0]);
+  if (!default_domain(n) || !ops.count(n.op_type()) || n.output_size() != 1) return -1;
+  if (constant_operand && (n.input_size() != 2 || !initializer(g, n.input(0) == v ? n.input(1) : n.input(0))))
+    return -1;
+  return it->second[0];
+}
+
 // The value a Conv's output quantizer goes after (QuantTarget::output): its
 // output, past any Mul or Add of a constant that alone reads it (a scale and
 // bias Kestrel folds into the Conv, passes/fold_conv_affine.cpp), and past
@@ -102,28 +119,13 @@ bool default_domain(const onnx::NodeProto& n) { return n.domain().empty() || n.d
 // output.
 std::string quantized_output(const onnx::GraphProto& g, const std::map<std::string, std::vector<int>>& readers,
                              const onnx::NodeProto& conv) {
-  static const std::set<std::string> kOneOp = {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish"};
   const std::vector<int> none;
-  const auto readers_of_value = [&](const std::string& v) -> const std::vector<int>& {
-    const auto it = readers.find(v);
-    return it == readers.end() ? none : it->second;
-  };
-  // The node that alone reads v, when it is a default-domain `op` with one
-  // output (and for Mul and Add, a constant other operand); -1 otherwise.
-  const auto sole_reader = [&](const std::string& v, const std::set<std::string>& ops, bool constant_operand) {
-    const std::vector<int>& r = readers_of_value(v);
-    if (r.size() != 1) return -1;
-    const onnx::NodeProto& n = g.node(r[0]);
-    if (!default_domain(n) || !ops.count(n.op_type()) || n.output_size() != 1) return -1;
-    if (constant_operand && (n.input_size() != 2 || !initializer(g, n.input(0) == v ? n.input(1) : n.input(0))))
-      return -1;
-    return r[0];
-  };
   std::string y = conv.output(0);
-  for (int n; (n = sole_reader(y, {"Mul", "Add"}, true)) >= 0;) y = g.node(n).output(0);
+  for (int n; (n = sole_reader(g, readers, y, {"Mul", "Add"}, true)) >= 0;) y = g.node(n).output(0);
   const std::string x = y;  // the activation's input
-  const std::vector<int>& r = readers_of_value(x);
-  const int one_op = sole_reader(y, kOneOp, false);
+  const auto rx = readers.find(x);
+  const std::vector<int>& r = rx == readers.end() ? none : rx->second;
+  const int one_op = sole_reader(g, readers, y, kOneOpActivations);
   if (one_op >= 0)
     y = g.node(one_op).output(0);
   else if (r.size() == 2) {
@@ -131,9 +133,9 @@ std::string quantized_output(const onnx::GraphProto& g, const std::map<std::stri
     for (int k = 0; k < 2; ++k) {
       const onnx::NodeProto& add = g.node(r[size_t(k)]);
       if (add.op_type() != "Add" || !default_domain(add) || add.output_size() != 1) continue;
-      const int clip = sole_reader(add.output(0), {"Clip"}, false);
-      const int mul = clip < 0 ? -1 : sole_reader(g.node(clip).output(0), {"Mul"}, false);
-      const int div = mul != r[size_t(1 - k)] ? -1 : sole_reader(g.node(mul).output(0), {"Div"}, false);
+      const int clip = sole_reader(g, readers, add.output(0), {"Clip"});
+      const int mul = clip < 0 ? -1 : sole_reader(g, readers, g.node(clip).output(0), {"Mul"});
+      const int div = mul != r[size_t(1 - k)] ? -1 : sole_reader(g, readers, g.node(mul).output(0), {"Div"});
       if (div >= 0) {
         y = g.node(div).output(0);
         break;
@@ -147,8 +149,7 @@ std::string quantized_output(const onnx::GraphProto& g, const std::map<std::stri
       if (!default_domain(gate) || !default_domain(mul) || gate.op_type() != "Sigmoid" || mul.op_type() != "Mul" ||
           gate.output_size() != 1 || mul.input_size() != 2)
         continue;
-      const auto gr = readers.find(gate.output(0));
-      const bool gate_to_mul = gr != readers.end() && gr->second.size() == 1 && gr->second[0] == r[size_t(1 - k)];
+      const bool gate_to_mul = sole_reader(g, readers, gate.output(0), {"Mul"}) == r[size_t(1 - k)];
       const bool pair = (mul.input(0) == y && mul.input(1) == gate.output(0)) ||
                         (mul.input(1) == y && mul.input(0) == gate.output(0));
       if (gate_to_mul && pair) {
@@ -259,7 +260,6 @@ std::vector<QuantTarget> find_targets(const onnx::ModelProto& m, std::vector<std
 }
 
 std::vector<std::string> find_residual_sums(const onnx::ModelProto& m) {
-  static const std::set<std::string> kOneOp = {"Relu", "Clip", "LeakyRelu", "HardSigmoid", "Sigmoid", "HardSwish"};
   const onnx::GraphProto& g = m.graph();
   const auto readers = readers_of(g);
   std::set<std::string> outputs;
@@ -269,11 +269,7 @@ std::vector<std::string> find_residual_sums(const onnx::ModelProto& m) {
     if (n.op_type() != "Add" || !default_domain(n) || n.input_size() != 2 || n.output_size() != 1) continue;
     if (initializer(g, n.input(0)) || initializer(g, n.input(1))) continue;
     std::string y = n.output(0);
-    const auto r = readers.find(y);
-    if (r != readers.end() && r->second.size() == 1) {
-      const onnx::NodeProto& act = g.node(r->second[0]);
-      if (default_domain(act) && kOneOp.count(act.op_type()) && act.output_size() == 1) y = act.output(0);
-    }
+    if (const int act = sole_reader(g, readers, y, kOneOpActivations); act >= 0) y = g.node(act).output(0);
     if (!outputs.count(y) && readers.count(y)) sums.push_back(y);
   }
   return sums;
