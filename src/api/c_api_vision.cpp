@@ -74,9 +74,9 @@ kestrel_detector* kestrel_detector_create(const char* model_path, const char* ar
     const char* call = "kestrel_detector_create";
     if (!model_path) misuse(call, ": model_path is NULL");
     const kestrel::vision::DetectorArch a = kestrel::vision::parse_detector_arch(arch ? arch : "auto");
-    auto session = kestrel::Session::load(model_path, kestrel::capi::session_options(call, options));
     auto d = std::make_unique<kestrel_detector>();
-    d->detector = std::make_unique<kestrel::vision::Detector>(std::move(session), a, width, height);
+    d->detector = std::make_unique<kestrel::vision::Detector>(model_path, kestrel::capi::session_options(call, options),
+                                                              a, width, height);
     return d.release();
   });
 }

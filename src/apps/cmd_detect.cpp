@@ -48,7 +48,7 @@ int cmd_detect(int argc, char** argv) {
                    "--batch must be 1 or more, got ", batch_flag);
 
   auto t0 = std::chrono::steady_clock::now();
-  Detector det(Session::load(a.positional[0], session_options(a)), arch, width, height);
+  Detector det(a.positional[0], session_options(a), arch, width, height);
   const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const DetectorSpec& spec = det.spec();
   if (!json)
@@ -79,9 +79,12 @@ int cmd_detect(int argc, char** argv) {
       std::printf("%s\n", json_line(j).c_str());
       return;
     }
-    std::printf("%s: %dx%d, %zu detections (preprocess %.1f ms, model %.1f ms, decode and NMS %.1f ms)%s%s\n",
+    // The run includes the head's decode and NMS (a node of the graph).
+    std::printf("%s: %dx%d, %zu detections (preprocess %.1f ms, model with decode and NMS %.1f ms, boxes mapped "
+                "back %.2f ms)%s%s\n",
                 path.c_str(), r.width, r.height, r.detections.size(), r.pre_ms, r.run_ms, r.post_ms,
                 png.empty() ? "" : ", wrote ", png.c_str());
+    if (i == 0 && det.session().placement()) std::printf("%s\n", det.session().placement_summary().c_str());
     for (const Detection& d : r.detections)
       std::printf("  %-14s %.3f  [%.1f, %.1f, %.1f, %.1f]\n", spec.names[size_t(d.class_id)].c_str(), d.score,
                   d.box[0], d.box[1], d.box[2], d.box[3]);

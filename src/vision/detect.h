@@ -1,5 +1,7 @@
 // A photo to boxes in its own pixels: letterbox into the detector's input,
-// run it, decode its head, class-wise NMS, and the boxes mapped back.
+// run it, and the boxes mapped back. The head's decode and class-wise NMS
+// are a node appended to the detector's graph (ops/detection_boxes.h), so
+// they run where the model runs and a run returns the boxes.
 #pragma once
 #include <memory>
 #include <string>
@@ -30,9 +32,10 @@ struct PreparedPhoto {
 
 class Detector {
  public:
-  // `arch` Auto: recognized from the model; width x height: the input size
-  // where the model leaves it open (recognize_detector).
-  Detector(std::shared_ptr<Session> session, DetectorArch arch, int width = 0, int height = 0);
+  // Loads the model at `path` with the decode of its head appended. `arch`
+  // Auto: recognized from the model; width x height: the input size where
+  // the model leaves it open (recognize_detector).
+  Detector(const std::string& path, const SessionOptions& opts, DetectorArch arch, int width = 0, int height = 0);
   const DetectorSpec& spec() const { return spec_; }
   Session& session() { return *session_; }
   // True when the model's batch dimension is open (its input's first dim and
@@ -47,9 +50,7 @@ class Detector {
   std::vector<DetectResult> detect(const std::vector<PreparedPhoto>& photos, float conf, float iou) const;
 
  private:
-  std::vector<std::vector<Tensor>> run_batch(const std::vector<PreparedPhoto>& photos) const;
-
-  std::shared_ptr<Session> session_;
+  std::unique_ptr<Session> session_;
   DetectorSpec spec_;
   bool batches_ = false;
 };

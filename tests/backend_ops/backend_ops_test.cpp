@@ -109,6 +109,11 @@ Built build(const OpCase& c, size_t index, bool half) {
   auto* o = m.add_opset_import();
   o->set_domain(c.domain);
   o->set_version(c.opset);
+  if (!c.domain.empty()) {  // every model imports the default domain too
+    auto* d = m.add_opset_import();
+    d->set_domain("");
+    d->set_version(17);
+  }
   auto* g = m.mutable_graph();
   g->set_name("case");
   auto* n = g->add_node();

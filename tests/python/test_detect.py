@@ -225,3 +225,34 @@ def test_batch_is_refused_where_the_model_takes_one_photo_a_run():
     run = subprocess.run([KESTREL, "detect", model_file("yunet_n_dynamic.onnx"), os.path.join(PHOTOS, "dog.jpg"),
                           "--batch", "0"], capture_output=True, text=True)
     assert run.returncode != 0 and "--batch must be 1 or more" in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("model", ["yolox_nano.onnx", "scrfd_500m_bnkps.onnx", "yunet_n_dynamic.onnx",
+                                   "ultraface_320.onnx", "blazeface_back_256.onnx"])
+def test_decode_and_nms_on_the_gpu_give_the_cpus_boxes(model, tmp_path):
+    """On the Vulkan backend the head's decode and NMS run on the device (the DetectionBoxes node; the placement
+    line shows every node there): the boxes the CPU backend finds, to the float32 model's agreement (the raw outputs
+    of the two backends differ by about 1e-5; a box in a different order or a missed suppression would not pass).
+    The trace names the device each node ran on.
+    YuNet's dynamic export batches the three photos in one run."""
+    photos = [os.path.join(PHOTOS, p) for p in ("astronaut.png", "person.jpg", "dog.jpg")]
+
+    size = ["--size", "320x320"] if model in ("yunet_n_dynamic.onnx", "scrfd_500m_bnkps.onnx") else []
+
+    def run(backend):
+        out = subprocess.run([KESTREL, "detect", model_file(model)] + photos +
+                             ["--json", "--threads", "2", "--backend", backend] + size, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    cpu = [json.loads(line) for line in run("cpu").splitlines()]
+    traced = subprocess.run([KESTREL, "detect", model_file(model), photos[0], "--threads", "2", "--backend", "vulkan",
+                             "--trace", "2"] + size, capture_output=True, text=True)
+    assert traced.returncode == 0, traced.stderr
+    node = [line for line in (traced.stdout + traced.stderr).splitlines() if " DetectionBoxes " in line]
+    assert node and " gpu " in node[0], node  # the decode and NMS ran on the device
+    gpu = [json.loads(line) for line in run("vulkan").splitlines()]
+    assert sum(len(r["detections"]) for r in cpu) > 0 and len(gpu) == len(cpu) == len(photos)
+    for a, b in zip(cpu, gpu):
+        ref = [(d["class_id"], d["score"], d["box"], d.get("keypoints")) for d in a["detections"]]
+        assert_same_detections(b["detections"], ref, b["image"], 1e-4, 0.999, 1e-3)

@@ -166,6 +166,10 @@ struct VkOpDef {
   // (the rotary encoder's float32 stream is its output): their range does
   // not keep the node in float32 (precision_plan.h).
   bool float32_outputs = false;
+  // The node computes in float32 storage in every run: its float inputs
+  // come converted to float32 (a selection such as DetectionBoxes, whose
+  // thresholds and score comparisons must be the CPU's).
+  bool float32_node = false;
   const char* file = "";           // the source file that registers it (KESTREL_VK_OP sets it)
 };
 

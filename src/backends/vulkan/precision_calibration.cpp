@@ -74,7 +74,8 @@ std::vector<Tensor> VulkanCompiled::calibrate(const std::vector<Tensor>& inputs,
   size_t gpu_nodes = 0;
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const VkOpDef* k = partition_.kernel(i);
-    if (k) eligible[i] = k->float32_outputs ? HalfEligibility::Float32Outputs : HalfEligibility::Yes;
+    if (k && !k->float32_node)
+      eligible[i] = k->float32_outputs ? HalfEligibility::Float32Outputs : HalfEligibility::Yes;
     gpu_nodes += k != nullptr;
   }
   PrecisionPlan plan = plan_from_ranges(g_, eligible, fp32);
