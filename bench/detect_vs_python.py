@@ -98,6 +98,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--only", nargs="*", default=[], help="these model files only (e.g. yolox_nano.onnx)")
     a = ap.parse_args()
     photos = sorted(os.path.join(a.photos, f) for f in os.listdir(a.photos) if f.endswith((".jpg", ".png")))
     print(f"{len(photos)} photos x {a.repeat}, {a.threads} threads, Kestrel backend {a.backend}; host "
@@ -107,6 +108,8 @@ def main():
           "least IoU |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for f, (arch, size) in MODELS.items():
+        if a.only and f not in a.only:
+            continue
         path = os.path.join(a.models, f)
         if not os.path.exists(path):
             path = os.path.join(ROOT, "models", f)
