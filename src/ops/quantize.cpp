@@ -289,25 +289,27 @@ std::pair<float, float> range_with_zero(const KernelContext& ctx, const float* x
 void run_dynamic_quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DType::Float32) ctx.fail("x must be float, got ", dtype_name(x.dtype()));
-  const float* xp = x.data<float>();
-  int64_t n = x.numel();
-  // The range always includes 0 so that 0 is exactly representable.
-  const auto [lo, hi] = range_with_zero(ctx, xp, n);
-  float scale = (hi - lo) / 255.0f;
-  uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(0.0f - lo / scale);
   Tensor& y = ctx.output(0, DType::UInt8, x.shape());
-  uint8_t* out = y.data<uint8_t>();
-  // round(x / scale) + zp, saturated: quantize_per_tensor's vector loop.
-  if (scale == 0)
-    std::fill_n(out, n, zp);
-  else
-    quantize_per_tensor(ctx, xp, scale, float(zp), out, n);
-  ctx.set_output(1, Tensor::scalar_f32(scale));
+  const DynamicQuantized q = dynamic_quantize(ctx, x.data<float>(), x.numel(), y.data<uint8_t>());
+  ctx.set_output(1, Tensor::scalar_f32(q.scale));
   Tensor& z = ctx.output(2, DType::UInt8, {});
-  *z.data<uint8_t>() = zp;
+  *z.data<uint8_t>() = q.zero_point;
 }
 
 }  // namespace
+
+DynamicQuantized dynamic_quantize(const KernelContext& ctx, const float* x, int64_t n, uint8_t* q) {
+  // The range always includes 0 so that 0 is exactly representable.
+  const auto [lo, hi] = range_with_zero(ctx, x, n);
+  const float scale = (hi - lo) / 255.0f;
+  const uint8_t zp = scale == 0 ? 0 : saturate_round<uint8_t>(0.0f - lo / scale);
+  // round(x / scale) + zp, saturated: quantize_per_tensor's vector loop.
+  if (scale == 0)
+    std::fill_n(q, n, zp);
+  else
+    quantize_per_tensor(ctx, x, scale, float(zp), q, n);
+  return {scale, zp};
+}
 
 KESTREL_OP(QuantizeLinear, {.min_opset = 10, .run = run_quantize});
 KESTREL_OP(DequantizeLinear, {.min_opset = 10, .run = run_dequantize});

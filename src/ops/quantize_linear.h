@@ -5,6 +5,8 @@
 #pragma once
 #include <cstdint>
 
+#include "ops/registry.h"
+
 namespace kestrel::ops {
 
 void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);
@@ -13,5 +15,15 @@ void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q,
 // x = (q - zero_point) * scale.
 void dequantize_bytes(const uint8_t* q, float scale, int32_t zero_point, float* x, int64_t n);
 void dequantize_bytes(const int8_t* q, float scale, int32_t zero_point, float* x, int64_t n);
+
+// DynamicQuantizeLinear's arithmetic, for kernels that quantize their input
+// as the op does (com.microsoft DynamicQuantizeMatMul): x's range widened to
+// hold 0, scale (hi - lo) / 255, the zero point and the uint8 values q, the
+// bits of the op (and of ONNX Runtime's).
+struct DynamicQuantized {
+  float scale = 0;
+  uint8_t zero_point = 0;
+};
+DynamicQuantized dynamic_quantize(const KernelContext& ctx, const float* x, int64_t n, uint8_t* q);
 
 }  // namespace kestrel::ops

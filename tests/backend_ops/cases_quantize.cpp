@@ -160,6 +160,57 @@ std::vector<OpCase> cases() {
                           u8(weight("b", {33, 12}, 0, 256)), floats("bs", {0.02f}), u8(weight("bz", {}, 0, 256)),
                           floats("ys", {0.7f}), u8(weight("yz", {}, 100, 140))},
                .no_vulkan_kernel = no_kernel});
+  // ONNX Runtime's contrib ops (com.microsoft): the CPU's fast products
+  // against the reference's loops; integer sums exact on both sides, so the
+  // float outputs match to their last rounding.
+  const char* ms_kernel = "ONNX Runtime's quantized contrib ops run on the CPU";
+  auto ms = [](OpCase c) {
+    c.domain = "com.microsoft";
+    c.opset = 1;
+    return c;
+  };
+  auto i32 = [](InputSpec s) { s.dtype = DType::Int32; return s; };
+  v.push_back(ms({.label = "QGemm uint8 x int8 per column, int32 C, float out", .op = "QGemm",
+                  .inputs = {u8(rnd("a", {13, 40}, 0, 256)), floats("as", {0.02f}), u8(weight("az", {}, 0, 256)),
+                             i8(weight("b", {40, 9}, -128, 128)), weight("bs", {9}, 0.001f, 0.03f),
+                             i8(weight("bz", {9}, 0, 1)), i32(weight("c", {9}, -3000, 3000))},
+                  .attrs = [](onnx::NodeProto& n) { attr_f(n, "alpha", 0.5f); },
+                  .no_vulkan_kernel = ms_kernel}));
+  v.push_back(ms({.label = "QGemm transA transB, uint8 out", .op = "QGemm",
+                  .inputs = {u8(rnd("a", {40, 13}, 0, 256)), floats("as", {0.02f}), u8(weight("az", {}, 0, 256)),
+                             u8(weight("b", {11, 40}, 0, 256)), floats("bs", {0.01f}), u8(weight("bz", {}, 100, 140)),
+                             absent(), floats("ys", {0.4f}), u8(weight("yz", {}, 100, 140))},
+                  .attrs = [](onnx::NodeProto& n) {
+                    attr_i(n, "transA", 1);
+                    attr_i(n, "transB", 1);
+                  },
+                  .no_vulkan_kernel = ms_kernel}));
+  v.push_back(ms({.label = "DynamicQuantizeMatMul [2,7,40] x int8 per column, bias", .op = "DynamicQuantizeMatMul",
+                  .inputs = {rnd("a", {2, 7, 40}, -2, 3), i8(weight("b", {40, 10}, -128, 128)),
+                             weight("bs", {10}, 0.001f, 0.03f), i8(weight("bz", {10}, -3, 3)), weight("bias", {10})},
+                  .no_vulkan_kernel = ms_kernel}));
+  // 4 bits, K not a multiple of the block (its last block half used), with
+  // and without packed zero points; 8 bits.
+  v.push_back(ms({.label = "MatMulNBits 4 bits K 80 block 32, zero points", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {3, 5, 80}), u8(weight("b", {12, 3, 16}, 0, 256)), weight("s", {36}, 0.01f, 0.1f),
+                             u8(weight("z", {12, 2}, 0, 256))},
+                  .attrs = [](onnx::NodeProto& n) {
+                    attr_i(n, "K", 80);
+                    attr_i(n, "N", 12);
+                    attr_i(n, "bits", 4);
+                    attr_i(n, "block_size", 32);
+                  },
+                  .no_vulkan_kernel = ms_kernel}));
+  v.push_back(ms({.label = "MatMulNBits 8 bits block 16, bias", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {4, 48}), u8(weight("b", {6, 3, 16}, 0, 256)), weight("s", {18}, 0.001f, 0.01f),
+                             absent(), absent(), weight("bias", {6})},
+                  .attrs = [](onnx::NodeProto& n) {
+                    attr_i(n, "K", 48);
+                    attr_i(n, "N", 6);
+                    attr_i(n, "bits", 8);
+                    attr_i(n, "block_size", 16);
+                  },
+                  .no_vulkan_kernel = ms_kernel}));
   return v;
 }
 
