@@ -14,7 +14,7 @@ namespace kestrel {
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::Float32: case DType::Int32: case DType::UInt32: return 4;
-    case DType::UInt8: case DType::Int8: case DType::Bool: return 1;
+    case DType::UInt8: case DType::Int8: case DType::Bool: case DType::UInt4: case DType::Int4: return 1;
     case DType::UInt16: case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
     case DType::Int64: case DType::Float64: case DType::UInt64: return 8;
     default: return 0;
@@ -43,12 +43,14 @@ const char* dtype_name(DType t) {
     case DType::UInt32: return "uint32";
     case DType::UInt64: return "uint64";
     case DType::BFloat16: return "bfloat16";
+    case DType::UInt4: return "uint4";
+    case DType::Int4: return "int4";
     default: return "undefined";
   }
 }
 
 DType dtype_from_name(const std::string& n) {
-  for (int i = 0; i <= 16; ++i) {
+  for (int i = 0; i <= 22; ++i) {
     DType t = static_cast<DType>(i);
     if (n == dtype_name(t)) return t;
   }

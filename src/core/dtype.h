@@ -23,7 +23,15 @@ enum class DType : int32_t {
   UInt32 = 12,
   UInt64 = 13,
   BFloat16 = 16,
+  // 4-bit integers (ONNX opset 21), held one value a byte (sign-extended for
+  // Int4): files pack two a byte, the loader unpacks them. Only the
+  // quantization ops and the loader take them; other ops refuse them.
+  UInt4 = 21,
+  Int4 = 22,
 };
+// The range of values a 4-bit type holds.
+inline int32_t dtype_4bit_lowest(DType t) { return t == DType::Int4 ? -8 : 0; }
+inline int32_t dtype_4bit_max(DType t) { return t == DType::Int4 ? 7 : 15; }
 
 size_t dtype_size(DType t);          // bytes per element; 0 for unsupported types
 const char* dtype_name(DType t);     // "float32", "int64", ...

@@ -100,6 +100,8 @@ double load_as_double(const uint8_t* p, int64_t i) { return double(reinterpret_c
 
 double load_any(DType t, const uint8_t* p, int64_t i) {
   switch (t) {
+    case DType::Int4: return reinterpret_cast<const int8_t*>(p)[i];
+    case DType::UInt4: return p[i];
     case DType::Float16: return half_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
     case DType::BFloat16: return bf16_to_float(reinterpret_cast<const uint16_t*>(p)[i]);
     default: break;
@@ -172,6 +174,10 @@ void Tensor::cast_into(Tensor& out) const {
 std::vector<int64_t> Tensor::to_i64() const {
   std::vector<int64_t> v(static_cast<size_t>(numel()));
   KESTREL_CHECK(!dtype_is_float(dtype_), "expected an integer tensor, got ", dtype_name(dtype_));
+  if (dtype_ == DType::Int4 || dtype_ == DType::UInt4) {  // one value a byte
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int64_t(load_any(dtype_, raw(), int64_t(i)));
+    return v;
+  }
   dispatch_numeric(dtype_, "to_i64", [&](auto* tag) {
     using T = std::remove_pointer_t<decltype(tag)>;
     const T* s = data<T>();

@@ -125,6 +125,33 @@ Tensor read_external(const onnx::TensorProto& p, const std::string& base_dir, DT
   return t;
 }
 
+// 4-bit values, packed two a byte (the first in the low nibble) in raw or
+// external data, or two an int32 in int32_data: unpacked one a byte, Int4
+// sign-extended.
+Tensor four_bit(const onnx::TensorProto& p, const std::string& base_dir, DType dt, const Shape& shape) {
+  const int64_t n = shape_numel(shape), bytes = (n + 1) / 2;
+  std::vector<uint8_t> packed;
+  if (p.data_location() == onnx::TensorProto::EXTERNAL) {
+    const Tensor raw = read_external(p, base_dir, DType::UInt8, {bytes});
+    packed.assign(raw.data<uint8_t>(), raw.data<uint8_t>() + bytes);
+  } else if (p.has_raw_data()) {
+    KESTREL_CHECK(int64_t(p.raw_data().size()) == bytes, "has ", p.raw_data().size(), " bytes of raw data, but shape ",
+                  shape_str(shape), " of ", dtype_name(dt), " packs into ", bytes);
+    packed.assign(p.raw_data().begin(), p.raw_data().end());
+  } else {
+    KESTREL_CHECK(int64_t(p.int32_data_size()) == bytes, "has ", p.int32_data_size(),
+                  " int32_data values, but shape ", shape_str(shape), " of ", dtype_name(dt), " packs into ", bytes);
+    for (int32_t v : p.int32_data()) packed.push_back(uint8_t(v));
+  }
+  Tensor t(dt, shape);
+  uint8_t* out = t.raw();
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t nibble = (packed[size_t(i / 2)] >> (4 * (i % 2))) & 0xF;
+    out[i] = dt == DType::Int4 && nibble >= 8 ? uint8_t(nibble | 0xF0) : nibble;
+  }
+  return t;
+}
+
 }  // namespace
 
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir) {
@@ -141,6 +168,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& base_dir
       n *= d;
       shape.push_back(d);
     }
+    if (dt == DType::Int4 || dt == DType::UInt4) return four_bit(p, base_dir, dt, shape);
     if (p.data_location() == onnx::TensorProto::EXTERNAL) return read_external(p, base_dir, dt, shape);
     if (p.has_raw_data()) {
       size_t want = size_t(n) * dtype_size(dt);

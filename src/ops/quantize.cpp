@@ -68,8 +68,8 @@ Q saturate_round(float v) {
 template <typename F>
 void dispatch_quant(const KernelContext& ctx, DType t, F&& f) {
   switch (t) {
-    case DType::Int8: f(static_cast<int8_t*>(nullptr)); break;
-    case DType::UInt8: f(static_cast<uint8_t*>(nullptr)); break;
+    case DType::Int8: case DType::Int4: f(static_cast<int8_t*>(nullptr)); break;  // 4 bits: one value a byte
+    case DType::UInt8: case DType::UInt4: f(static_cast<uint8_t*>(nullptr)); break;
     case DType::Int16: f(static_cast<int16_t*>(nullptr)); break;
     case DType::UInt16: f(static_cast<uint16_t*>(nullptr)); break;
     case DType::Int32: f(static_cast<int32_t*>(nullptr)); break;
@@ -218,12 +218,14 @@ void run_quantize(KernelContext& ctx) {
   std::vector<float> xs = x.to_f32(), sc = scale.to_f32();
   std::vector<int64_t> zp = ctx.has_input(2) ? ctx.input(2).to_i64() : std::vector<int64_t>(sc.size(), 0);
   Tensor& y = ctx.output(0, qt, x.shape());
+  const bool four = qt == DType::Int4 || qt == DType::UInt4;  // saturated to 4 bits, held one a byte
   dispatch_quant(ctx, qt, [&](auto* tag) {
     using Q = std::remove_pointer_t<decltype(tag)>;
     Q* out = y.data<Q>();
     parallel_for(ctx, x.numel(), 1 << 16, [&](int64_t i) {
       int64_t p = m.at(i);
       out[i] = saturate_round<Q>(float(std::nearbyint(xs[size_t(i)] / sc[size_t(p)]) + double(zp[size_t(p)])));
+      if (four) out[i] = Q(std::clamp<int32_t>(out[i], dtype_4bit_lowest(qt), dtype_4bit_max(qt)));
     });
   });
 }
