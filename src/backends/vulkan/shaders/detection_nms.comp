@@ -88,7 +88,9 @@ void main() {
       o[out0 + kept * pc.cols + 1u] = uintBitsToFloat(s[win + 3u]);
       o[out0 + kept * pc.cols + 2u] = uintBitsToFloat(s[win + 4u]);
       o[out0 + kept * pc.cols + 3u] = uintBitsToFloat(s[win + 5u]);
-      o[out0 + kept * pc.cols + 4u] = uintBitsToFloat(s[win]);
+      // The score from the round's winner, not from the record: the loop
+      // below marks the record removed, maybe while this thread reads it.
+      o[out0 + kept * pc.cols + 4u] = win_score;
       o[out0 + kept * pc.cols + 5u] = uintBitsToFloat(s[win + 1u]);
     }
     for (uint j = t; j < n; j += 256u) {
