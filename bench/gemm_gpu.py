@@ -111,7 +111,10 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--shapes", nargs="*", default=list(SHAPES))
+    ap.add_argument("--coop-tiles", nargs="*", default=[], choices=["tiny", "small", "wide", "large"],
+                    help="also time the tensor-core GEMM with each of these tiles forced")
     a = ap.parse_args()
+    variants = VARIANTS + [(f"fp16 tensor cores, {t} tile", "fp16", {"KESTREL_GEMM_TILES": t}) for t in a.coop_tiles]
     os.makedirs(a.work, exist_ok=True)
     probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
     gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
@@ -128,7 +131,7 @@ def main():
             x = np.load(os.path.join(d, "0.npy"))
             ref = reference(x, weights)
             flags = ["--input", f"x={os.path.join(d, '0.npy')}"]
-            for label, precision, extra_env in VARIANTS:
+            for label, precision, extra_env in variants:
                 env = dict(os.environ, **extra_env)
                 vk = ["--backend", "vulkan", "--precision", precision]
                 ms = kestrel_bench(a.kestrel, model, flags, a.runs, vk, env)["median_ms"]
@@ -153,7 +156,7 @@ def main():
           f"{platform.processor() or platform.machine()}; torch {__import__('torch').__version__}; "
           f"median of {a.runs} runs; GEMM TFLOP/s (Kestrel: MatMuls 2 to 8, each waited for; in brackets, the whole "
           f"run with upload, download and host conversions)")
-    kcols = [v[0] for v in VARIANTS]
+    kcols = [v[0] for v in variants]
     tcols = ["torch fp16", "torch fp32 TF32", "torch fp32"]
     print("| chain of 8 | " + " | ".join(f"Kestrel {c}" for c in kcols) + " | " + " | ".join(tcols) +
           " | tensor cores / torch fp16 | 128x128 fp32 / torch fp32 |")

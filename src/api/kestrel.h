@@ -102,7 +102,7 @@ typedef struct kestrel_session_options {
   int64_t encoder_heads;   /* a vision encoder's head count where its graph does not show it; 0: unknown */
   int64_t attention_chunk; /* at most this many query rows per fused attention chunk; 0: automatic */
   const char* cpu_kernels; /* "fast" (NULL) or "reference" (the plain reference kernels alone, slower) */
-  const char* gemm_tiles;  /* the GPU GEMM's output tile: "auto" (NULL), "tiny", "small" or "large" */
+  const char* gemm_tiles;  /* the GPU GEMM's output tile: "auto" (NULL), "tiny", "small", "wide" or "large" */
   int32_t replay;          /* 0: replay recorded GPU work at a known input signature; -1: record every run */
   int32_t exact_buffers;   /* 1: a buffer of exactly its size per tensor, for the validation layer */
   int32_t tensor_cores;    /* 0: float16 GEMMs on tensor cores where the device has them; -1: never */

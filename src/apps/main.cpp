@@ -26,7 +26,7 @@ const Command kCommands[] = {
      "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
      "      [--cpu-kernels fast|reference]  (reference: the plain oracle kernels alone, slower; bench and parity take it too)\n"
      "      tuning and diagnosis (bench and parity take them too; each also an environment variable, README):\n"
-     "      [--device INDEX|NAME] [--trace 1|2] [--gemm-tiles auto|tiny|small|large] [--attention auto|flash|chunked]\n"
+     "      [--device INDEX|NAME] [--trace 1|2] [--gemm-tiles auto|tiny|small|wide|large] [--attention auto|flash|chunked]\n"
      "      [--attention-chunk ROWS] [--encoder-heads N] [--no-families] [--no-replay] [--exact-buffers] [--no-tensor-cores]\n"},
     {"bench", cli::cmd_bench,
      "bench MODEL [--input NAME=FILE.npy|FILE.pb]... [--inputs FILE.npz]... [--backend ...] [--precision ...] [--threads N] [--runs N] [--warmup N]\n"

@@ -102,7 +102,7 @@ Config Config::of(const SessionOptions& o) {
   v.attention_chunk = o.attention_chunk > 0 ? o.attention_chunk : env_int("KESTREL_ATTENTION_CHUNK", 0, int64_t(1) << 40, 0);
   v.gemm_tiles = o.gemm_tiles;
   if (v.gemm_tiles == vulkan::GemmTiles::Auto)
-    if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "large"}); !t.empty())
+    if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "wide", "large"}); !t.empty())
       v.gemm_tiles = parse_gemm_tiles(t);
   v.attention_kernel = o.attention_kernel;
   if (v.attention_kernel == vulkan::AttentionKernel::Auto)

@@ -30,8 +30,9 @@ vulkan::GemmTiles parse_gemm_tiles(const std::string& t) {
   if (t == "auto") return vulkan::GemmTiles::Auto;
   if (t == "tiny") return vulkan::GemmTiles::Tiny;
   if (t == "small") return vulkan::GemmTiles::Small;
+  if (t == "wide") return vulkan::GemmTiles::Wide;
   if (t == "large") return vulkan::GemmTiles::Large;
-  fail_as(ErrorKind::InvalidArgument, "unknown GEMM tiles '", t, "' (use auto, tiny, small or large)");
+  fail_as(ErrorKind::InvalidArgument, "unknown GEMM tiles '", t, "' (use auto, tiny, small, wide or large)");
 }
 
 vulkan::AttentionKernel parse_attention_kernel(const std::string& a) {

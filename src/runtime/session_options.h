@@ -28,7 +28,7 @@ BackendChoice parse_backend(const std::string& name);
 Precision parse_precision(const std::string& name);
 // "fast", "reference"; anything else is an error listing those.
 CpuKernels parse_cpu_kernels(const std::string& name);
-// "auto", "tiny", "small", "large"; anything else is an error listing those.
+// "auto", "tiny", "small", "wide", "large"; anything else is an error listing those.
 vulkan::GemmTiles parse_gemm_tiles(const std::string& name);
 vulkan::AttentionKernel parse_attention_kernel(const std::string& name);  // "auto", "flash" or "chunked"
 CpuIsa parse_cpu_isa(const std::string& name);  // "baseline", "avx2" or "avx512"
@@ -78,7 +78,7 @@ struct SessionOptions {
   // At most this many query rows per attention chunk in the fused encoders
   // (0: as many as the device's buffer range allows; KESTREL_ATTENTION_CHUNK).
   int64_t attention_chunk = 0;
-  // The GEMM's output tile (KESTREL_GEMM_TILES=auto|tiny|small|large).
+  // The GEMM's output tile (KESTREL_GEMM_TILES=auto|tiny|small|wide|large).
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
   // How the fused encoders compute attention: in one pass (flash), or the
   // scores through memory in chunks; auto: flash on tensor cores

@@ -416,16 +416,18 @@ TEST(BackendOps, VulkanFp32MatchesCpu) { run_precision("fp32"); }
 TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
 // (In float16 runs on tensor cores the Conv cases run conv_coop.comp, which
 // shares the tensor-core GEMMs' tile body; elsewhere conv_gemm.comp.)
-// The GEMM comes in two tiles (scalar: gemm.comp, gemm_large.comp) and three
+// The GEMM comes in two tiles (scalar: gemm.comp, gemm_large.comp) and four
 // on tensor cores, float16 runs only (gemm_coop_tiny.comp, gemm_coop_small.comp,
-// gemm_coop.comp), of which a GEMM takes one: the ops that record it run
-// again on each, so all are checked on every device (lavapipe takes the
-// small one by itself, and for the tiny one, which only tensor cores have).
+// gemm_coop_wide.comp, gemm_coop.comp), of which a GEMM takes one: the ops
+// that record it run again on each, so all are checked on every device
+// (lavapipe takes the small one by itself, and for the tiny one, which only
+// tensor cores have, and the large one for the wide one).
 const std::vector<std::string> kGemmOps = {"MatMul", "Gemm"};
 TEST(BackendOps, VulkanFp32SmallGemmTilesMatchCpu) { run_precision("fp32", vulkan::GemmTiles::Small, kGemmOps); }
 TEST(BackendOps, VulkanFp32LargeGemmTilesMatchCpu) { run_precision("fp32", vulkan::GemmTiles::Large, kGemmOps); }
 TEST(BackendOps, VulkanFp16TinyGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Tiny, kGemmOps); }
 TEST(BackendOps, VulkanFp16SmallGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Small, kGemmOps); }
+TEST(BackendOps, VulkanFp16WideGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Wide, kGemmOps); }
 TEST(BackendOps, VulkanFp16LargeGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Large, kGemmOps); }
 TEST(BackendOps, EveryCaseHasALabel) {
   ASSERT_GT(all_cases().size(), 0u);

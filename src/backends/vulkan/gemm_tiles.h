@@ -6,12 +6,13 @@ namespace kestrel::vulkan {
 
 // Which output tile the GEMM takes: 32x32 (on tensor cores only,
 // gemm_coop_tiny.comp; the scalar kernel takes 64x64 for it), 64x64
-// (gemm.comp; on tensor cores gemm_coop_small.comp) or 128x128
-// (gemm_large.comp; gemm_coop.comp). Auto: the larger on discrete GPUs and
+// (gemm.comp; on tensor cores gemm_coop_small.comp), 128 rows x 96 columns
+// (on tensor cores only, gemm_coop_wide.comp; the scalar kernel takes
+// 128x128 for it) or 128x128 (gemm_large.comp; gemm_coop.comp). Auto: the larger on discrete GPUs and
 // tensor cores, whose register files hold its larger blocks, for GEMMs of
 // enough tiles to fill them, and on tensor cores the 32x32 one for products
 // of too few 64x64 tiles (ops/gemm_record.cpp); 64x64 elsewhere (CPU devices,
 // mobile and integrated GPUs). Tests force each on any device.
-enum class GemmTiles { Auto, Tiny, Small, Large };
+enum class GemmTiles { Auto, Tiny, Small, Wide, Large };
 
 }  // namespace kestrel::vulkan

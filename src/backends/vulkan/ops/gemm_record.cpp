@@ -10,10 +10,11 @@ namespace {
 // of a millisecond on a desktop one (macs_per_dispatch scales it per device).
 constexpr uint64_t kMacsPerDispatch = uint64_t(1) << 30;
 
-// The kernel a GEMM records, and its output tile (the grid is sized by it).
+// The kernel a GEMM records, and its output tile, rows x columns (the grid
+// is sized by it).
 struct GemmKernel {
   const char* shader;
-  uint32_t tile;
+  uint32_t tile_m, tile_n;
   bool coop;
 };
 
@@ -39,19 +40,22 @@ GemmKernel choose_kernel(const OpContext& ctx, const GemmPlan& plan) {
   const bool coop = ctx.half() && ctx.device().coop_matrix_fp16;
   GemmTiles t = ctx.gemm_tiles();
   if (t == GemmTiles::Auto) {
-    const auto tiles = [&](uint32_t edge) {
-      return uint64_t((plan.p.M + edge - 1) / edge) * ((plan.p.N + edge - 1) / edge) * plan.batches;
+    const auto tiles = [&](uint32_t rows, uint32_t cols) {
+      return uint64_t((plan.p.M + rows - 1) / rows) * ((plan.p.N + cols - 1) / cols) * plan.batches;
     };
     const bool big_gpu = ctx.device().type == "discrete" || ctx.device().coop_matrix_fp16;
-    t = big_gpu && tiles(128) >= kLargeTilesAtLeast ? GemmTiles::Large
-        : coop && tiles(64) < kSmallTilesAtLeast    ? GemmTiles::Tiny
-                                                    : GemmTiles::Small;
+    t = big_gpu && tiles(128, 128) >= kLargeTilesAtLeast ? GemmTiles::Large
+        : coop && tiles(128, 96) >= kLargeTilesAtLeast   ? GemmTiles::Wide
+        : coop && tiles(64, 64) < kSmallTilesAtLeast     ? GemmTiles::Tiny
+                                                         : GemmTiles::Small;
   }
   if (coop)
-    return t == GemmTiles::Large  ? GemmKernel{"gemm_coop", 128, true}
-           : t == GemmTiles::Tiny ? GemmKernel{"gemm_coop_tiny", 32, true}
-                                  : GemmKernel{"gemm_coop_small", 64, true};
-  return t == GemmTiles::Large ? GemmKernel{"gemm_large", 128, false} : GemmKernel{"gemm", 64, false};
+    return t == GemmTiles::Large  ? GemmKernel{"gemm_coop", 128, 128, true}
+           : t == GemmTiles::Wide ? GemmKernel{"gemm_coop_wide", 128, 96, true}
+           : t == GemmTiles::Tiny ? GemmKernel{"gemm_coop_tiny", 32, 32, true}
+                                  : GemmKernel{"gemm_coop_small", 64, 64, true};
+  return t == GemmTiles::Large || t == GemmTiles::Wide ? GemmKernel{"gemm_large", 128, 128, false}
+                                                       : GemmKernel{"gemm", 64, 64, false};
 }
 
 // Whether the tensor-core GEMM may read an operand 8 halves (16 bytes) at a time:
@@ -90,8 +94,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   const uint32_t max_groups = 65535;
   const GemmKernel kernel = choose_kernel(ctx, plan);
   const std::string shader = std::string(kernel.shader) + (plan.y_float32 && ctx.half() ? "_stream32" : "");
-  const uint32_t tile = kernel.tile;
-  uint64_t nt = (p.N + tile - 1) / tile, mt = (p.M + tile - 1) / tile;
+  uint64_t nt = (p.N + kernel.tile_n - 1) / kernel.tile_n, mt = (p.M + kernel.tile_m - 1) / kernel.tile_m;
   if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
   p.act_a = act.a;
   p.act_b = act.b;
@@ -103,7 +106,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     spec.push_back(vector_outputs(p, y, residual));
   }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
-  uint64_t tile_macs = uint64_t(tile) * tile * std::max<uint32_t>(p.K, 1);
+  uint64_t tile_macs = uint64_t(kernel.tile_m) * kernel.tile_n * std::max<uint32_t>(p.K, 1);
   uint64_t batch_macs = tile_macs * mt * nt;
   const uint64_t macs = macs_per_dispatch(ctx.device(), kMacsPerDispatch);
   if (batch_macs <= macs) {

@@ -41,7 +41,7 @@ const bool VEC_BUILD = true;  // 8 halves to a uvec4 in memory too
 const bool VEC_BUILD = false;  // float32 storage never runs this kernel
 #endif
 
-const uint BM = 64, WARPS_N = 2, FM = 2, FN = 2;
+const uint BM = 64, BN = 64, WARPS_N = 2, FM = 2, FN = 2;
 const bool A_KMAJOR = true, B_KMAJOR = false;
 const int KHW = KH * KW;
 uint coop_M, coop_N, coop_K, m0, n0;

@@ -5,9 +5,11 @@
 //
 // The including file declares the workgroup (GEMM_THREADS threads, subgroups
 // of 32) and, before including this:
-//   const uint BM, WARPS_N, FM, FN  the tile (BN = BM), the subgroups' grid
-//       (GEMM_THREADS / 32 of them, WARPS_N along n), each subgroup's block
-//       of FM x FN 16x16 accumulators;
+//   const uint BM, BN, WARPS_N, FM, FN  the tile (each side 32 to 128, a
+//       multiple of 32), the subgroups' grid (GEMM_THREADS / 32 of them,
+//       WARPS_N along n), each subgroup's block of FM x FN 16x16
+//       accumulators: BM = GEMM_THREADS / 32 / WARPS_N * 16 * FM and
+//       BN = WARPS_N * 16 * FN;
 //   const bool A_KMAJOR, B_KMAJOR  whether an operand is staged as rows along
 //       k (else along m for A, along n for B), as its memory runs;
 //   uint coop_M, coop_N, coop_K, m0, n0  the problem and the tile's origin,
@@ -25,8 +27,9 @@
 // through the subgroup's own 16x16 corner of shared memory. Every loop over
 // cooperative matrices is unrolled: where one is not, the NVIDIA compiler
 // keeps the matrices in memory (4x slower).
-const uint BN = BM, BK = 32;
-const uint ITEMS = BM * BK / 8 / GEMM_THREADS;  // uvec4s of each operand a thread loads per chunk
+const uint BK = 32;
+// uvec4s of A and of B a thread loads per chunk
+const uint ITEMS_A = BM * BK / 8 / GEMM_THREADS, ITEMS_B = BN * BK / 8 / GEMM_THREADS;
 // Shared memory holds each operand as uvec4s of 8 halves, laid out like the
 // operand's loads: rows along the index the 8 halves run, so a thread's
 // 16-byte load is one 16-byte shared store, and the cooperative-matrix loads
@@ -34,37 +37,46 @@ const uint ITEMS = BM * BK / 8 / GEMM_THREADS;  // uvec4s of each operand a thre
 // 32 halves; an m- or n-major one 32 rows of BM. Rows are padded by one
 // uvec4, so they start 16-byte aligned and spread over the banks. Strides
 // and offsets below count uvec4s.
-const uint KROW = BK / 8 + 1, WROW = BN / 8 + 1;  // a row of a k-major and of an m/n-major layout
-const uint STAGE = BM * KROW;                     // >= BK * WROW (BM of 32 to 128): either layout fits
-shared uvec4 As[2 * STAGE];
-shared uvec4 Bs[2 * STAGE];
+const uint KROW = BK / 8 + 1;  // a row of a k-major layout
+const uint WROW_A = BM / 8 + 1, WROW_B = BN / 8 + 1;  // and of an m- or n-major one
+// A stage: BM (BN) rows of KROW >= BK rows of WROW_A (WROW_B) for sides of
+// 32 and more, so either layout fits.
+const uint STAGE_A = BM * KROW, STAGE_B = BN * KROW;
+shared uvec4 As[2 * STAGE_A];
+shared uvec4 Bs[2 * STAGE_B];
 shared float Ws[GEMM_THREADS / 32 * 256];  // one 16x16 block per subgroup, for the epilogue
 
-uvec4 va[ITEMS], vb[ITEMS];  // the next chunk of each operand
+uvec4 va[ITEMS_A], vb[ITEMS_B];  // the next chunk of each operand
 
-// Thread item i (0 .. BM*BK/8 - 1) of a chunk: the row it fills and which
-// uvec4 of it. k-major: BM rows of BK/8; m/n-major: BK rows of BM/8.
-uint row_of(bool kmajor, uint i) { return kmajor ? i / (BK / 8) : i / (BM / 8); }
-uint col_of(bool kmajor, uint i) { return kmajor ? i % (BK / 8) : i % (BM / 8); }
+// Thread item i of a chunk of an operand whose tile side is `side`: the row
+// it fills and which uvec4 of it. k-major: side rows of BK/8; m/n-major: BK
+// rows of side/8.
+uint row_of(bool kmajor, uint side, uint i) { return kmajor ? i / (BK / 8) : i / (side / 8); }
+uint col_of(bool kmajor, uint side, uint i) { return kmajor ? i % (BK / 8) : i % (side / 8); }
 
 void load_chunk(uint k0) {
   uint tid = gl_LocalInvocationID.x;
-  [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
+  [[unroll]] for (uint r = 0; r < ITEMS_A; ++r) {
     uint i = tid + GEMM_THREADS * r;
-    uint row = row_of(A_KMAJOR, i), col8 = col_of(A_KMAJOR, i) * 8;
+    uint row = row_of(A_KMAJOR, BM, i), col8 = col_of(A_KMAJOR, BM, i) * 8;
     va[r] = coop_load_a(m0 + (A_KMAJOR ? row : col8), k0 + (A_KMAJOR ? col8 : row));
-    row = row_of(B_KMAJOR, i);
-    col8 = col_of(B_KMAJOR, i) * 8;
+  }
+  [[unroll]] for (uint r = 0; r < ITEMS_B; ++r) {
+    uint i = tid + GEMM_THREADS * r;
+    uint row = row_of(B_KMAJOR, BN, i), col8 = col_of(B_KMAJOR, BN, i) * 8;
     vb[r] = coop_load_b(k0 + (B_KMAJOR ? col8 : row), n0 + (B_KMAJOR ? row : col8));
   }
 }
 
 void store_chunk(uint s) {
   uint tid = gl_LocalInvocationID.x;
-  [[unroll]] for (uint r = 0; r < ITEMS; ++r) {
+  [[unroll]] for (uint r = 0; r < ITEMS_A; ++r) {
     uint i = tid + GEMM_THREADS * r;
-    As[s * STAGE + row_of(A_KMAJOR, i) * (A_KMAJOR ? KROW : WROW) + col_of(A_KMAJOR, i)] = va[r];
-    Bs[s * STAGE + row_of(B_KMAJOR, i) * (B_KMAJOR ? KROW : WROW) + col_of(B_KMAJOR, i)] = vb[r];
+    As[s * STAGE_A + row_of(A_KMAJOR, BM, i) * (A_KMAJOR ? KROW : WROW_A) + col_of(A_KMAJOR, BM, i)] = va[r];
+  }
+  [[unroll]] for (uint r = 0; r < ITEMS_B; ++r) {
+    uint i = tid + GEMM_THREADS * r;
+    Bs[s * STAGE_B + row_of(B_KMAJOR, BN, i) * (B_KMAJOR ? KROW : WROW_B) + col_of(B_KMAJOR, BN, i)] = vb[r];
   }
 }
 
@@ -88,16 +100,16 @@ void coop_tile_run() {
       [[unroll]] for (uint i = 0; i < FM; ++i) {
         uint m = wm + i * 16;
         if (A_KMAJOR)
-          coopMatLoad(fa[i], As, s * STAGE + m * KROW + kk / 8, KROW, gl_CooperativeMatrixLayoutRowMajor);
+          coopMatLoad(fa[i], As, s * STAGE_A + m * KROW + kk / 8, KROW, gl_CooperativeMatrixLayoutRowMajor);
         else
-          coopMatLoad(fa[i], As, s * STAGE + kk * WROW + m / 8, WROW, gl_CooperativeMatrixLayoutColumnMajor);
+          coopMatLoad(fa[i], As, s * STAGE_A + kk * WROW_A + m / 8, WROW_A, gl_CooperativeMatrixLayoutColumnMajor);
       }
       [[unroll]] for (uint j = 0; j < FN; ++j) {
         uint n = wn + j * 16;
         if (!B_KMAJOR)
-          coopMatLoad(fb[j], Bs, s * STAGE + kk * WROW + n / 8, WROW, gl_CooperativeMatrixLayoutRowMajor);
+          coopMatLoad(fb[j], Bs, s * STAGE_B + kk * WROW_B + n / 8, WROW_B, gl_CooperativeMatrixLayoutRowMajor);
         else
-          coopMatLoad(fb[j], Bs, s * STAGE + n * KROW + kk / 8, KROW, gl_CooperativeMatrixLayoutColumnMajor);
+          coopMatLoad(fb[j], Bs, s * STAGE_B + n * KROW + kk / 8, KROW, gl_CooperativeMatrixLayoutColumnMajor);
       }
       [[unroll]] for (uint i = 0; i < FM; ++i)
         [[unroll]] for (uint j = 0; j < FN; ++j) acc[i][j] = coopMatMulAdd(fa[i], fb[j], acc[i][j]);

@@ -13,5 +13,5 @@
 // to 169-179 TFLOP/s and the CLIP MLP at batch 64 from 89-94 to 113-115
 // (BENCHMARKS.md). (The 64x64 tile gained nothing from the same change.)
 #define GEMM_THREADS 128
-const uint BM = 128, WARPS_N = 2, FM = 4, FN = 4;
+const uint BM = 128, BN = 128, WARPS_N = 2, FM = 4, FN = 4;
 #include "gemm_coop_body.glsl"

@@ -12,5 +12,5 @@
 // a ViT's batch-1 projections (197 rows: four 64-row tiles) and the
 // attention of each head.
 #define GEMM_THREADS 128
-const uint BM = 32, WARPS_N = 2, FM = 1, FN = 1;
+const uint BM = 32, BN = 32, WARPS_N = 2, FM = 1, FN = 1;
 #include "gemm_coop_body.glsl"
