@@ -56,38 +56,12 @@ class QdqConvFusion {
   }
 
  private:
-  // The node producing v when it is a DequantizeLinear (else null).
-  const ir::Node* dequantizer(int v) const {
-    int p = v < 0 ? -1 : uses_.producer(v);
-    return p >= 0 && is_op(g_.nodes[size_t(p)], "DequantizeLinear") ? &g_.nodes[size_t(p)] : nullptr;
-  }
-
-  // The one node reading v, when nothing else sees it.
-  int sole_reader(int v) const {
-    if (!uses_.private_to_one_reader(v)) return -1;
-    for (size_t i = 0; i < g_.nodes.size(); ++i)
-      for (int in : g_.nodes[i].inputs)
-        if (in == v) return int(i);
-    return -1;
-  }
-
-  // A zero point's tensor, made of zeros of `type` and `shape` when the
-  // quantizer has none.
+  const ir::Node* dequantizer(int v) const { return passes::dequantizer(g_, uses_, v); }
+  int sole_reader(int v) const { return uses_.sole_reader(v); }
   int zero_point_of(const QuantParams& p, const std::string& stem, DType type, const Shape& shape) {
-    if (p.zero_point_id >= 0) return p.zero_point_id;
-    int v = fresh_value(stem + "_zero_point");
-    Tensor z(type, shape);
-    std::memset(z.raw(), 0, z.nbytes());
-    g_.values[size_t(v)].dtype = type;
-    g_.initializers[v] = std::move(z);
-    return v;
+    return passes::zero_point_of(g_, p, stem, type, shape);
   }
-
-  int fresh_value(const std::string& stem) {
-    std::string name = stem;
-    for (int k = 1; g_.find(name) >= 0; ++k) name = stem + "_" + std::to_string(k);
-    return g_.add_value(name);
-  }
+  int fresh_value(const std::string& stem) { return passes::fresh_value(g_, stem); }
 
   // The bias as int32 in the accumulator's scale, or -1 if it has a form the
   // fusion does not take. No bias: -2.

@@ -39,6 +39,9 @@ int fold_conv_affine(ir::Graph& g);
 // QLinearConv with ONNX Runtime's arithmetic (fuse_qdq_conv.cpp). Returns the
 // count. Must run before fold_constants.
 int fuse_qdq_convs(ir::Graph& g);
+// DequantizeLinear, DequantizeLinear -> MatMul -> QuantizeLinear as one
+// QLinearMatMul (fuse_qdq_matmul.cpp). Returns the count.
+int fuse_qdq_matmuls(ir::Graph& g);
 
 // Rewrites DequantizeLinear, DequantizeLinear -> Add [-> Relu] ->
 // QuantizeLinear into one com.kestrel QdqAdd with the same bits

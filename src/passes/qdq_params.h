@@ -1,6 +1,9 @@
 // The parameters of QuantizeLinear and DequantizeLinear nodes as the QDQ
-// fusions read them (fuse_qdq_conv.cpp, fuse_qdq_add.cpp).
+// fusions read them (fuse_qdq_conv.cpp, fuse_qdq_matmul.cpp, fuse_qdq_add.cpp).
 #pragma once
+#include <cstring>
+#include <string>
+
 #include "ir/graph.h"
 #include "passes/graph_uses.h"
 
@@ -41,6 +44,31 @@ inline QuantParams quant_params(const ir::Graph& g, const ir::Node& n) {
 inline bool per_tensor(const QuantParams& p) {
   return p.scale && p.scale->numel() == 1 &&
          (!p.zero_point || (p.zero_point->numel() == 1 && eight_bit(p.zero_point->dtype())));
+}
+
+// The node producing v when it is a DequantizeLinear (else null).
+inline const ir::Node* dequantizer(const ir::Graph& g, const GraphUses& uses, int v) {
+  const int p = v < 0 ? -1 : uses.producer(v);
+  return p >= 0 && is_op(g.nodes[size_t(p)], "DequantizeLinear") ? &g.nodes[size_t(p)] : nullptr;
+}
+
+// A new value named `stem` (or stem_1, stem_2... where that name is taken).
+inline int fresh_value(ir::Graph& g, const std::string& stem) {
+  std::string name = stem;
+  for (int k = 1; g.find(name) >= 0; ++k) name = stem + "_" + std::to_string(k);
+  return g.add_value(name);
+}
+
+// A quantizer's zero point for a fused node: its own, or an initializer of
+// zeros of `type` and `shape` when it has none.
+inline int zero_point_of(ir::Graph& g, const QuantParams& p, const std::string& stem, DType type, const Shape& shape) {
+  if (p.zero_point_id >= 0) return p.zero_point_id;
+  const int v = fresh_value(g, stem + "_zero_point");
+  Tensor z(type, shape);
+  std::memset(z.raw(), 0, z.nbytes());
+  g.values[size_t(v)].dtype = type;
+  g.initializers[v] = std::move(z);
+  return v;
 }
 
 // Drops the DequantizeLinear nodes nothing reads any more (after a fusion

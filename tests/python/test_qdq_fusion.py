@@ -137,3 +137,42 @@ def test_silu_between_conv_and_quantizer_fuses_within_one_step(tmp_path, x_type)
     diff = np.abs(ours.astype(int) - ref.astype(int))
     assert diff.max() <= 1 and (diff == 0).mean() > 0.99, (int(diff.max()), float((diff == 0).mean()))
     assert len(np.unique(ours)) > 20  # a spread of codes, not a saturated output
+
+
+def qdq_matmul_model(path, *, x_type, w_type, w_per_column, y_type, y_zp, rows=(2, 17), K=96, N=40, seed=3):
+    """DequantizeLinear(QuantizeLinear(x)), DequantizeLinear(wq) -> MatMul -> QuantizeLinear: a transformer
+    projection as `kestrel quantize` and quantize_static write it."""
+    rng = np.random.default_rng(seed)
+    xs, xzp = np.float32(0.027), x_type(7 if x_type is np.uint8 else -3)
+    lo, hi = (-127, 128) if w_type is np.int8 else (0, 256)
+    w = rng.integers(lo, hi, (K, N)).astype(w_type)
+    ws = (rng.uniform(0.001, 0.01, N) if w_per_column else np.array(0.004)).astype(np.float32)
+    wzp = (np.zeros(ws.shape) if w_type is np.int8 else rng.integers(120, 136, ws.shape)).astype(w_type)
+    inits = [numpy_helper.from_array(np.array(xs), "xs"), numpy_helper.from_array(np.array(xzp), "xzp"),
+             numpy_helper.from_array(w, "wq"), numpy_helper.from_array(ws, "ws"),
+             numpy_helper.from_array(wzp, "wzp"), numpy_helper.from_array(np.array(np.float32(0.06)), "ys"),
+             numpy_helper.from_array(np.array(y_zp, y_type), "yzp")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xzp"], ["xq"]),
+             helper.make_node("DequantizeLinear", ["xq", "xs", "xzp"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws", "wzp"], ["wd"], axis=1),
+             helper.make_node("MatMul", ["xd", "wd"], ["m"]),
+             helper.make_node("QuantizeLinear", ["m", "ys", "yzp"], ["y"])]
+    g = helper.make_graph(nodes, "qdq_matmul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, K])],
+                          [helper.make_tensor_value_info("y", ELEM[y_type], None)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return rng.uniform(-3, 3, (*rows, K)).astype(np.float32)
+
+
+@pytest.mark.parametrize("x_type,w_type,w_per_column,y_type,y_zp", [
+    (np.uint8, np.int8, True, np.uint8, 128), (np.int8, np.int8, False, np.int8, 0),
+    (np.uint8, np.uint8, True, np.uint8, 60)])
+def test_fused_qdq_matmuls_equal_onnx_runtime_byte_for_byte(tmp_path, x_type, w_type, w_per_column, y_type, y_zp):
+    """The MatMul between quantizers runs as one QLinearMatMul on integer products, as ONNX Runtime's CPU EP
+    runs it: its quantized output byte for byte."""
+    path = tmp_path / "m.onnx"
+    x = qdq_matmul_model(path, x_type=x_type, w_type=w_type, w_per_column=w_per_column, y_type=y_type, y_zp=y_zp)
+    ops = profiled_ops(path)
+    assert "QLinearMatMul" in ops and "MatMul" not in ops, ops
+    ours, ref = kestrel_run(path, x), ort_run(path, x)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape
+    assert np.array_equal(ours, ref), (int(np.abs(ours.astype(int) - ref.astype(int)).max()), int((ours != ref).sum()))
