@@ -158,7 +158,7 @@ TEST(Config, ABadValueNamesItsVariableOrOption) {
   }
   {
     ScopedEnv v("KESTREL_GEMM_TILES", "huge");
-    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_GEMM_TILES must be one of auto, tiny, small, large, got 'huge'"));
+    EXPECT_THAT(error_of({}), HasSubstr("KESTREL_GEMM_TILES must be one of auto, tiny, small, wide, large, got 'huge'"));
   }
   {
     ScopedEnv v("KESTREL_ATTENTION", "fast");

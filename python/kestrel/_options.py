@@ -85,7 +85,7 @@ class SessionOptions:
       encoder_heads: a vision encoder's head count where its graph does not show it (0: unknown).
       attention_chunk: at most this many query rows per fused attention chunk (0: automatic).
       cpu_kernels: "fast", or "reference" (the plain reference kernels alone, slower).
-      gemm_tiles: the GPU GEMM's output tile: "auto", "tiny", "small" or "large".
+      gemm_tiles: the GPU GEMM's output tile: "auto", "tiny", "small", "wide" or "large".
       replay: replay recorded GPU work at a known input signature (False: record every run).
       exact_buffers: a buffer of exactly its size per tensor, for the validation layer.
       tensor_cores: float16 GEMMs on the GPU's tensor cores where it has them.
@@ -172,7 +172,7 @@ class SessionOptions:
     encoder_heads = _Checked(lambda name, v: _whole(name, v, 0, (1 << 63) - 1))
     attention_chunk = _Checked(lambda name, v: _whole(name, v, 0, (1 << 63) - 1))
     cpu_kernels = _Checked(lambda name, v: _choice(name, v, ("fast", "reference")))
-    gemm_tiles = _Checked(lambda name, v: _choice(name, v, ("auto", "tiny", "small", "large")))
+    gemm_tiles = _Checked(lambda name, v: _choice(name, v, ("auto", "tiny", "small", "wide", "large")))
     replay = _Checked(_switch)
     exact_buffers = _Checked(_switch)
     tensor_cores = _Checked(_switch)

@@ -200,7 +200,7 @@ def test_tuning_options_reach_the_session(capfd):
     opts.add_session_config_entry("kestrel.families", "false")
     assert opts.families is False
     for field, bad, says in [("trace", 3, "trace must be 0 to 2"), ("families", 1, "families must be True or False"),
-                             ("gemm_tiles", "huge", "gemm_tiles must be one of auto, tiny, small, large"),
+                             ("gemm_tiles", "huge", "gemm_tiles must be one of auto, tiny, small, wide, large"),
                              ("attention", "fast", "attention must be one of auto, flash, chunked"),
                              ("cpu_kernels", "slow", "cpu_kernels must be one of fast, reference"),
                              ("attention_chunk", -1, "attention_chunk must be 0 to")]:
