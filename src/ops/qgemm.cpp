@@ -54,7 +54,9 @@ void run_qgemm(KernelContext& ctx) {
     if (n != 1 && n != N && n != M * N)
       ctx.fail("C has shape ", shape_str(C.shape()), ": it must hold 1, N (", N, ") or M x N (", M * N, ") values");
     const int32_t* c = C.data<int32_t>();
-    for (int64_t i = 0; i < M * N; ++i) acc[size_t(i)] += c[n == 1 ? 0 : n == N ? i % N : i];
+    // Wrapping as int32 does (and ONNX Runtime's sum): no overflow is undefined here.
+    for (int64_t i = 0; i < M * N; ++i)
+      acc[size_t(i)] = int32_t(uint32_t(acc[size_t(i)]) + uint32_t(c[n == 1 ? 0 : n == N ? i % N : i]));
   }
   // ONNX Runtime's order: alpha times a_scale, times b_scale, times the sum.
   std::vector<float> scale(static_cast<size_t>(N));
