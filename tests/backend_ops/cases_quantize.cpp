@@ -160,6 +160,33 @@ std::vector<OpCase> cases() {
                           u8(weight("b", {33, 12}, 0, 256)), floats("bs", {0.02f}), u8(weight("bz", {}, 0, 256)),
                           floats("ys", {0.7f}), u8(weight("yz", {}, 100, 140))},
                .no_vulkan_kernel = no_kernel});
+  // The CPU's own QLinearMatMul and MatMulInteger product (backends/cpu/
+  // matmul.cpp, on AVX-512 VNNI) past its edges: K not a multiple of 4,
+  // rows not a multiple of its 6, columns past a 16-column panel and a
+  // 64-column block, int8 data (shifted by 128), uint8 weights whose zero
+  // points are not 128 (each row's sum joins), B computed at run time
+  // (packed on each run), a 1-D A. Integer sums exact on both sides: the
+  // outputs match exactly.
+  v.push_back({.label = "QLinearMatMul int8, K 45, 39 rows, 83 columns, scales per column", .op = "QLinearMatMul",
+               .opset = 10,
+               .inputs = {i8(rnd("a", {3, 13, 45}, -128, 128)), floats("as", {0.03f}), i8(weight("az", {}, -9, 9)),
+                          i8(weight("b", {45, 83}, -128, 128)), weight("bs", {83}, 0.001f, 0.03f),
+                          i8(weight("bz", {83}, 0, 1)), floats("ys", {0.4f}), i8(weight("yz", {}, -20, 20))},
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearMatMul uint8 weights, zero points per column", .op = "QLinearMatMul", .opset = 10,
+               .inputs = {u8(rnd("a", {2, 17, 96}, 0, 256)), floats("as", {0.02f}), u8(weight("az", {}, 0, 256)),
+                          u8(weight("b", {96, 40}, 0, 256)), floats("bs", {0.01f}), u8(weight("bz", {40}, 100, 156)),
+                          floats("ys", {0.9f}), u8(weight("yz", {}, 100, 140))},
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "MatMulInteger int8 x int8, B at run time, zero points per column", .op = "MatMulInteger",
+               .opset = 10,
+               .inputs = {i8(rnd("a", {50, 130}, -128, 128)), i8(rnd("b", {130, 70}, -128, 128)),
+                          i8(weight("az", {}, -5, 5)), i8(weight("bz", {70}, -5, 5))},
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "MatMulInteger 1-D A, uint8 x uint8", .op = "MatMulInteger", .opset = 10,
+               .inputs = {u8(rnd("a", {37}, 0, 256)), u8(weight("b", {37, 21}, 0, 256)), u8(weight("az", {}, 0, 256)),
+                          u8(weight("bz", {}, 0, 256))},
+               .no_vulkan_kernel = no_kernel});
   // ONNX Runtime's contrib ops (com.microsoft): the CPU's fast products
   // against the reference's loops; integer sums exact on both sides, so the
   // float outputs match to their last rounding.

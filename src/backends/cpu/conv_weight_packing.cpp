@@ -38,26 +38,30 @@ bool pack_qconv(ir::Graph& g, ir::Node& n, int w_at, int wz_at, size_t slots) {
   const QConvWeights p =
       pack_qconv_weights(std::vector<int32_t>(wv.begin(), wv.end()), wz, M, group, Cg, taps, w.dtype() == DType::UInt8 ? 128 : 0);
   const std::string base = g.values[size_t(n.inputs[size_t(w_at)])].name;
-  const int rv = g.add_value(base + "/kestrel_packed_rows"), sv = g.add_value(base + "/kestrel_packed_sums");
   Tensor rows(DType::Int8, {int64_t(p.rows.size())});
   std::copy(p.rows.begin(), p.rows.end(), rows.data<int8_t>());
   Tensor sums(DType::Int32, {int64_t(p.row_sums.size())});
   std::copy(p.row_sums.begin(), p.row_sums.end(), sums.data<int32_t>());
-  g.values[size_t(rv)].dtype = DType::Int8;
-  g.values[size_t(sv)].dtype = DType::Int32;
-  g.initializers[rv] = std::move(rows);
-  g.initializers[sv] = std::move(sums);
-  n.inputs.resize(slots, -1);
-  n.inputs.push_back(rv);
-  n.inputs.push_back(sv);
-  ir::Attribute at;
-  at.kind = ir::Attribute::Kind::Int;
-  at.i = int64_t(slots);
-  n.attrs[kPackedWeightsAttr] = at;
+  hand_packed_inputs(g, n, slots, {{base + "/kestrel_packed_rows", std::move(rows)},
+                                   {base + "/kestrel_packed_sums", std::move(sums)}});
   return true;
 }
 
 }  // namespace
+
+void hand_packed_inputs(ir::Graph& g, ir::Node& n, size_t slots, std::vector<std::pair<std::string, Tensor>> packed) {
+  n.inputs.resize(slots, -1);
+  for (auto& [name, t] : packed) {
+    const int v = g.add_value(name);
+    g.values[size_t(v)].dtype = t.dtype();
+    g.initializers[v] = std::move(t);
+    n.inputs.push_back(v);
+  }
+  ir::Attribute at;
+  at.kind = ir::Attribute::Kind::Int;
+  at.i = int64_t(slots);
+  n.attrs[kPackedWeightsAttr] = at;
+}
 
 int pack_conv_weights(ir::Graph& g) {
   int packed = 0;

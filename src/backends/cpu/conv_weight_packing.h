@@ -15,6 +15,10 @@
 // the same way (qconv_weights.h): two inputs after their last, rows then row
 // sums, the attribute naming the first.
 #pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "ir/graph.h"
 
 namespace kestrel::backends::cpu {
@@ -24,5 +28,11 @@ constexpr const char* kPackedWeightsAttr = "kestrel.packed_weights";
 
 // Returns how many convolutions were given packed weights.
 int pack_conv_weights(ir::Graph& g);
+
+// Hands n its packed weights (each a name and an initializer) as inputs
+// after its first `slots` (absent optional ones empty), kPackedWeightsAttr
+// naming the first: the way every packing rewrite of the CPU backend
+// (this one, qmatmul_weight_packing.h) gives them.
+void hand_packed_inputs(ir::Graph& g, ir::Node& n, size_t slots, std::vector<std::pair<std::string, Tensor>> packed);
 
 }  // namespace kestrel::backends::cpu

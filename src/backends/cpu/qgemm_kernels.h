@@ -1,0 +1,40 @@
+// The u8 x s8 matrix product of the CPU's QLinearMatMul and MatMulInteger
+// (matmul.cpp) on AVX-512 VNNI, with its epilogue: the zero-point
+// terms added, then each sum written as int32 or requantized to 8 bits as
+// ops::requantize does. Compiled for AVX-512 VNNI and called only where the
+// CPU reports it (core/cpu_isa.h); like qconv_kernels_avx512.cpp the file
+// uses nothing from a header but intrinsics.
+#pragma once
+#include <cstdint>
+
+namespace kestrel::backends::cpu::qgemm_avx512 {
+
+// Columns of B in a panel (one 512-bit register of int32 sums).
+constexpr int64_t kPanelColumns = 16;
+
+// What becomes of sum[m, n] = sum_k A[m, k] P[k, n]: the int32 value
+//   v = sum + col_add[n] + row_sums[m] * row_scale[n]   (wrapping as int32)
+// (row_scale null: no such term), then either stored to y32, or requantized
+// into y8 (uint8 unless y_signed): round-half-even(float(v) * mult[n or 0])
+// + zero_point, saturated.
+struct QGemmEpilogue {
+  const int32_t* col_add = nullptr;
+  const int32_t* row_scale = nullptr;
+  const int32_t* row_sums = nullptr;
+  int32_t* y32 = nullptr;
+  void* y8 = nullptr;
+  bool y_signed = false;
+  const float* mult = nullptr;
+  bool mult_per_column = false;
+  int32_t zero_point = 0;
+  int64_t ldy = 0;  // elements between rows of y
+};
+
+// Rows [m0, m1) and columns [n0, n1) of the product (n0 a multiple of
+// kPanelColumns): A is u8 rows of lda bytes, K4 * 4 of them read; P is B as
+// all of B as s8 panels [ceil(N / 16)][K4][16][4] (four consecutive k of a
+// column together, qgemm_panels.h).
+void qgemm_u8s8(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K4, const uint8_t* A, int64_t lda,
+                const int8_t* P, const QGemmEpilogue& e);
+
+}  // namespace kestrel::backends::cpu::qgemm_avx512
