@@ -42,6 +42,11 @@ int fuse_qdq_convs(ir::Graph& g);
 // DequantizeLinear, DequantizeLinear -> MatMul -> QuantizeLinear as one
 // QLinearMatMul (fuse_qdq_matmul.cpp). Returns the count.
 int fuse_qdq_matmuls(ir::Graph& g);
+// ONNX Runtime's dynamic quantization of a MatMul (DynamicQuantizeLinear,
+// MatMulInteger, Cast, the scales' Muls [, the bias' Add]) as one
+// com.microsoft DynamicQuantizeMatMul with the same bits
+// (fuse_dynamic_quantize_matmul.cpp). Returns the count.
+int fuse_dynamic_quantize_matmuls(ir::Graph& g);
 
 // Rewrites DequantizeLinear, DequantizeLinear -> Add [-> Relu] ->
 // QuantizeLinear into one com.kestrel QdqAdd with the same bits

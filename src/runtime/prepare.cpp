@@ -14,7 +14,8 @@ families::ClaimReport prepare_graph(ir::Graph& g, const Config& c) {
   // Only a graph with quantizers asks which backend runs it: the question
   // may start a Vulkan instance, which the rest need not pay for.
   bool quantized = false;
-  for (const ir::Node& n : g.nodes) quantized |= n.op_type == "DequantizeLinear" && n.domain.empty();
+  for (const ir::Node& n : g.nodes)
+    quantized |= (n.op_type == "DequantizeLinear" || n.op_type == "DynamicQuantizeLinear") && n.domain.empty();
   passes::run_default_passes(g, {.integer_qdq = quantized && !runs_on_vulkan(c)});
   return families::claim_families(g, c.claims);
 }

@@ -216,6 +216,14 @@ std::vector<OpCase> cases() {
                   .inputs = {rnd("a", {2, 7, 40}, -2, 3), i8(weight("b", {40, 10}, -128, 128)),
                              weight("bs", {10}, 0.001f, 0.03f), i8(weight("bz", {10}, -3, 3)), weight("bias", {10})},
                   .no_vulkan_kernel = ms_kernel}));
+  // The CPU's own kernel (backends/cpu/dynamic_quantize_matmul.cpp) past its
+  // product's edges: uint8 weights whose zero points are not 128, K not a
+  // multiple of 4, more than one block of rows and of columns, no bias.
+  v.push_back(ms({.label = "DynamicQuantizeMatMul uint8 per-column zero points, K 45, 70 columns",
+                  .op = "DynamicQuantizeMatMul",
+                  .inputs = {rnd("a", {13, 45}, -3, 2), u8(weight("b", {45, 70}, 0, 256)), weight("bs", {}, 0.002f, 0.02f),
+                             u8(weight("bz", {70}, 110, 150))},
+                  .no_vulkan_kernel = ms_kernel}));
   // 4 bits, K not a multiple of the block (its last block half used), with
   // and without packed zero points; 8 bits.
   v.push_back(ms({.label = "MatMulNBits 4 bits K 80 block 32, zero points", .op = "MatMulNBits",

@@ -19,4 +19,10 @@ const FastKernel* find_fast_kernel(const std::string& domain, const std::string&
 
 std::vector<const FastKernel*> all_fast_kernels() { return table().all(); }
 
+void run_reference_kernel(ops::KernelContext& ctx) {
+  const ops::OpDef* ref = ops::find_op(ctx.node.domain, ctx.node.op_type, ctx.node.opset);
+  if (!ref) ctx.fail("no reference ", ctx.node.op_type, " kernel at opset ", ctx.node.opset);
+  ref->run(ctx);
+}
+
 }  // namespace kestrel::backends::cpu

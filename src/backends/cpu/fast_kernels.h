@@ -31,6 +31,9 @@ bool register_fast_kernel(FastKernel k);
 // nullptr when no fast kernel handles (domain, op) at this opset.
 const FastKernel* find_fast_kernel(const std::string& domain, const std::string& op, int opset);
 std::vector<const FastKernel*> all_fast_kernels();
+// Runs the node's reference kernel: what a fast kernel does with the cases
+// it does not take.
+void run_reference_kernel(ops::KernelContext& ctx);
 
 #define KESTREL_CPU_KERNEL(NAME, ...)                                               \
   static const bool KESTREL_OP_CAT(kestrel_fast_kernel_, __LINE__) = [] {           \

@@ -31,25 +31,19 @@ KESTREL_ISA_END
 
 namespace {
 
-void run_reference(ops::KernelContext& ctx) {
-  const ops::OpDef* ref = ops::find_op(ctx.node.domain, ctx.node.op_type, ctx.node.opset);
-  if (!ref) ctx.fail("no reference MaxPool kernel at opset ", ctx.node.opset);
-  ref->run(ctx);
-}
-
 void run_max_pool(ops::KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
-  if (X.dtype() != DType::Float32 || X.rank() != 4 || ctx.wants_output(1)) return run_reference(ctx);
+  if (X.dtype() != DType::Float32 || X.rank() != 4 || ctx.wants_output(1)) return run_reference_kernel(ctx);
   const std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
-  if (kernel.size() != 2) return run_reference(ctx);
+  if (kernel.size() != 2) return run_reference_kernel(ctx);
   const WindowGeom g = ops::window_geom(ctx, ops::spatial_dims(X.shape()), kernel, ctx.node.attr_i("ceil_mode", 0) != 0);
   const Window2D v(g);
   // Every output's window must hold an input tap (the reference's -inf for
   // an all-padding window is left to it).
   const bool covered = v.PH < v.KH && v.PW < v.KW && (v.OH - 1) * v.SH - v.PH < v.H && (v.OW - 1) * v.SW - v.PW < v.W;
-  if (v.DH != 1 || v.DW != 1 || !covered) return run_reference(ctx);
+  if (v.DH != 1 || v.DW != 1 || !covered) return run_reference_kernel(ctx);
   const float* x = X.data<float>();
-  if (std::any_of(x, x + X.numel(), [](float f) { return std::isnan(f); })) return run_reference(ctx);
+  if (std::any_of(x, x + X.numel(), [](float f) { return std::isnan(f); })) return run_reference_kernel(ctx);
   const int64_t planes = X.dim(0) * X.dim(1), IS = v.H * v.W, OS = v.OH * v.OW;
   Tensor& Y = ctx.output(0, DType::Float32, {X.dim(0), X.dim(1), v.OH, v.OW});
   if (Y.numel() == 0) return;

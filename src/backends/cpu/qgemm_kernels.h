@@ -1,5 +1,5 @@
 // The u8 x s8 matrix product of the CPU's QLinearMatMul and MatMulInteger
-// (matmul.cpp) on AVX-512 VNNI, with its epilogue: the zero-point
+// (matmul.cpp, dynamic_quantize_matmul.cpp through qgemm_product.h) on AVX-512 VNNI, with its epilogue: the zero-point
 // terms added, then each sum written as int32 or requantized to 8 bits as
 // ops::requantize does. Compiled for AVX-512 VNNI and called only where the
 // CPU reports it (core/cpu_isa.h); like qconv_kernels_avx512.cpp the file
@@ -16,13 +16,17 @@ constexpr int64_t kPanelColumns = 16;
 //   v = sum + col_add[n] + row_sums[m] * row_scale[n]   (wrapping as int32)
 // (row_scale null: no such term), then either stored to y32, or requantized
 // into y8 (uint8 unless y_signed): round-half-even(float(v) * mult[n or 0])
-// + zero_point, saturated.
+// + zero_point, saturated, or scaled into yf: float(v) * mult[n or 0], then
+// + bias[n] where there is a bias (two roundings, never fused: the file is
+// compiled without contraction).
 struct QGemmEpilogue {
   const int32_t* col_add = nullptr;
   const int32_t* row_scale = nullptr;
   const int32_t* row_sums = nullptr;
   int32_t* y32 = nullptr;
   void* y8 = nullptr;
+  float* yf = nullptr;
+  const float* bias = nullptr;
   bool y_signed = false;
   const float* mult = nullptr;
   bool mult_per_column = false;

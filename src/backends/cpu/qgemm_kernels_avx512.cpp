@@ -27,6 +27,11 @@ inline void finish(__m512i v, int64_t m, int64_t n, __mmask16 k, const QGemmEpil
                                                _mm512_maskz_loadu_epi32(k, e.row_scale + n)));
   if (e.y32) return _mm512_mask_storeu_epi32(e.y32 + m * e.ldy + n, k, v);
   const __m512 mult = e.mult_per_column ? _mm512_maskz_loadu_ps(k, e.mult + n) : _mm512_set1_ps(e.mult[0]);
+  if (e.yf) {
+    __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), mult);
+    if (e.bias) f = _mm512_add_ps(f, _mm512_maskz_loadu_ps(k, e.bias + n));
+    return _mm512_mask_storeu_ps(e.yf + m * e.ldy + n, k, f);
+  }
   // requantize<Q>(): float(v) * mult, clamped to +-2^22 (beyond, every
   // result saturates anyway; the clamp keeps the conversion in range),
   // rounded half to even (the default mode, as nearbyint), plus the zero

@@ -36,9 +36,9 @@ int pack_qmatmul_weights(ir::Graph& g) {
   if (!cpu_avx512_vnni()) return 0;
   int packed = 0;
   for (ir::Node& n : g.nodes) {
-    if (!n.domain.empty()) continue;
-    if (n.op_type == "QLinearMatMul") packed += pack_one(g, n, 3, 8);
-    if (n.op_type == "MatMulInteger") packed += pack_one(g, n, 1, 4);
+    if (n.domain.empty() && n.op_type == "QLinearMatMul") packed += pack_one(g, n, 3, 8);
+    if (n.domain.empty() && n.op_type == "MatMulInteger") packed += pack_one(g, n, 1, 4);
+    if (n.domain == "com.microsoft" && n.op_type == "DynamicQuantizeMatMul") packed += pack_one(g, n, 1, 5);
   }
   return packed;
 }

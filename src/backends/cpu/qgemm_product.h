@@ -1,0 +1,32 @@
+// One 8-bit matrix product as the CPU's quantized MatMuls run it (matmul.cpp:
+// QLinearMatMul, MatMulInteger; dynamic_quantize_matmul.cpp): A's rows as
+// stored times B's panels (packed at load, qmatmul_weight_packing.h, or
+// here) on the VNNI product of qgemm_kernels.h, zero points of any value,
+// the epilogue given. Only where qgemm_available(); the kernels take the
+// reference elsewhere.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/qgemm_kernels.h"
+#include "ops/common.h"
+
+namespace kestrel::backends::cpu {
+
+// AVX-512 VNNI at the level the kernels use (x86-64 builds only).
+bool qgemm_available();
+
+struct QGemmProblem {
+  int64_t rows = 0, K = 0, N = 0;          // A [rows, K] times B [K, N]
+  const uint8_t* a = nullptr;              // A's bytes as stored, rows of K
+  bool a_signed = false;                   // int8 A (else uint8)
+  int32_t a_zero = 0;
+  const Tensor* b = nullptr;               // B as stored (uint8 or int8)
+  std::vector<int32_t> b_zero;             // one, or one per column
+};
+
+// The panels of B, packed at load, from the node's kPackedWeightsAttr
+// inputs where it has them, else built from p.b now.
+void run_qgemm(ops::KernelContext& ctx, const QGemmProblem& p, qgemm_avx512::QGemmEpilogue e);
+
+}  // namespace kestrel::backends::cpu
