@@ -1,17 +1,26 @@
-// Turns the QDQ form of a quantized matrix product into one QLinearMatMul:
+// Turns the QDQ form of a quantized matrix product into integer products,
+// the rewrites ONNX Runtime's CPU EP makes on the same files (a transformer
+// quantized by `kestrel quantize` or `quantize_static` is mostly such
+// MatMuls):
 //
 //   DequantizeLinear(xq) --+
 //   DequantizeLinear(wq) ---> MatMul -> QuantizeLinear -> yq
 //
-// becomes QLinearMatMul(xq, xs, xzp, wq, ws, wzp, ys, yzp) -> yq, integer
-// products with one requantization instead of a float product between
-// quantizers: the rewrite ONNX Runtime's CPU EP makes on the same files
-// (a transformer quantized by `kestrel quantize` or `quantize_static` is
-// mostly such MatMuls). The activation's and the output's parameters must
-// be per tensor; the weight an 8-bit initializer [K, N], per tensor or per
-// column (axis 1) with a zero point of the same shape; the MatMul's output
-// read by the QuantizeLinear alone. Anything else keeps its float form.
-// Runs before constant folding, which would turn the weights'
+// becomes QLinearMatMul(xq, xs, xzp, wq, ws, wzp, ys, yzp) -> yq, one
+// requantization instead of a float product between quantizers; and where
+// the MatMul's output stays float (a Linear's bias added next, then a
+// residual sum or an activation in float),
+//
+//   DequantizeLinear(xq), DequantizeLinear(wq) -> MatMul [-> Add(., bias)] -> y
+//
+// becomes com.microsoft MatMulIntegerToFloat(xq, wq, xs, ws, xzp, wzp
+// [, bias]) -> y: exact integer sums, each scaled once by xs * ws[n], where
+// the float form rounds every product and partial sum. The activation's and
+// the output's parameters must be per tensor; the weight an 8-bit
+// initializer [K, N], per tensor or per column (axis 1) with a zero point of
+// the same shape; the bias a float initializer of N values; each
+// intermediate read by the next node alone. Anything else keeps its float
+// form. Runs before constant folding, which would turn the weights'
 // DequantizeLinear into float initializers.
 #include "passes/passes.h"
 #include "passes/qdq_params.h"
@@ -42,25 +51,48 @@ int fuse_qdq_matmuls(ir::Graph& g) {
       const int64_t axis = dw->attr_i("axis", 1);
       if (pw.scale->numel() != N || pw.scale->rank() != 1 || (axis != 1 && axis != -1)) continue;
     }
+    // A quantizer next: QLinearMatMul.
     const int next = uses.sole_reader(mm.outputs[0]);
-    if (next < 0 || removed[size_t(next)] || !is_op(g.nodes[size_t(next)], "QuantizeLinear")) continue;
-    const ir::Node& q = g.nodes[size_t(next)];
-    const QuantParams py = quant_params(g, q);
-    if (!per_tensor(py) || q.outputs.size() != 1 || q.outputs[0] < 0) continue;
-    if (!py.zero_point && q.attr_i("output_dtype", 0) != 0) continue;
-
+    const ir::Node* q = next >= 0 && !removed[size_t(next)] && is_op(g.nodes[size_t(next)], "QuantizeLinear")
+                            ? &g.nodes[size_t(next)]
+                            : nullptr;
+    const QuantParams py = q ? quant_params(g, *q) : QuantParams{};
+    if (q && (!per_tensor(py) || q->outputs.size() != 1 || q->outputs[0] < 0 ||
+              (!py.zero_point && q->attr_i("output_dtype", 0) != 0)))
+      continue;
     ir::Node f;
     f.name = mm.name;
-    f.op_type = "QLinearMatMul";
-    f.opset = mm.opset;
     // A quantizer without a zero point quantizes to uint8; the weight's
     // takes its own type.
     const int xzp = zero_point_of(g, px, mm.name + "_x", DType::UInt8, {});
     const int wzp = zero_point_of(g, pw, mm.name + "_w", w->dtype(), pw.scale->shape());
-    const int yzp = zero_point_of(g, py, mm.name + "_y", DType::UInt8, {});
-    f.inputs = {dx->inputs[0], dx->inputs[1], xzp, dw->inputs[0], dw->inputs[1], wzp, q.inputs[1], yzp};
-    f.outputs = {q.outputs[0]};
-    removed[size_t(next)] = true;
+    if (q) {
+      f.op_type = "QLinearMatMul";
+      f.opset = mm.opset;
+      const int yzp = zero_point_of(g, py, mm.name + "_y", DType::UInt8, {});
+      f.inputs = {dx->inputs[0], dx->inputs[1], xzp, dw->inputs[0], dw->inputs[1], wzp, q->inputs[1], yzp};
+      f.outputs = {q->outputs[0]};
+      removed[size_t(next)] = true;
+    } else {
+      f.domain = "com.microsoft";
+      f.op_type = "MatMulIntegerToFloat";
+      f.opset = 1;
+      f.inputs = {dx->inputs[0], dw->inputs[0], dx->inputs[1], dw->inputs[1], xzp, wzp};
+      f.outputs = {mm.outputs[0]};
+      // A bias added next joins the epilogue.
+      const ir::Node* add = next >= 0 && !removed[size_t(next)] && is_op(g.nodes[size_t(next)], "Add")
+                                ? &g.nodes[size_t(next)]
+                                : nullptr;
+      if (add && add->inputs.size() == 2 && add->outputs.size() == 1 && add->outputs[0] >= 0) {
+        const int b = add->inputs[0] == mm.outputs[0] ? add->inputs[1] : add->inputs[0];
+        const Tensor* bias = constant(g, b);
+        if (bias && bias->dtype() == DType::Float32 && bias->rank() == 1 && bias->numel() == N) {
+          f.inputs.push_back(b);
+          f.outputs = {add->outputs[0]};
+          removed[size_t(next)] = true;
+        }
+      }
+    }
     g.nodes[i] = std::move(f);
     ++fused;
   }

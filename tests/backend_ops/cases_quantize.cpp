@@ -216,13 +216,22 @@ std::vector<OpCase> cases() {
                   .inputs = {rnd("a", {2, 7, 40}, -2, 3), i8(weight("b", {40, 10}, -128, 128)),
                              weight("bs", {10}, 0.001f, 0.03f), i8(weight("bz", {10}, -3, 3)), weight("bias", {10})},
                   .no_vulkan_kernel = ms_kernel}));
-  // The CPU's own kernel (backends/cpu/dynamic_quantize_matmul.cpp) past its
+  // The CPU's own kernel (backends/cpu/matmul_integer_to_float.cpp) past its
   // product's edges: uint8 weights whose zero points are not 128, K not a
   // multiple of 4, more than one block of rows and of columns, no bias.
   v.push_back(ms({.label = "DynamicQuantizeMatMul uint8 per-column zero points, K 45, 70 columns",
                   .op = "DynamicQuantizeMatMul",
                   .inputs = {rnd("a", {13, 45}, -3, 2), u8(weight("b", {45, 70}, 0, 256)), weight("bs", {}, 0.002f, 0.02f),
                              u8(weight("bz", {70}, 110, 150))},
+                  .no_vulkan_kernel = ms_kernel}));
+  v.push_back(ms({.label = "MatMulIntegerToFloat uint8 x int8 per column, bias", .op = "MatMulIntegerToFloat",
+                  .inputs = {u8(rnd("a", {2, 9, 40}, 0, 256)), i8(weight("b", {40, 70}, -128, 128)), floats("as", {0.021f}),
+                             weight("bs", {70}, 0.001f, 0.03f), u8(weight("az", {}, 0, 256)), i8(weight("bz", {70}, 0, 1)),
+                             weight("bias", {70})},
+                  .no_vulkan_kernel = ms_kernel}));
+  v.push_back(ms({.label = "MatMulIntegerToFloat int8 x uint8, K 45, no zero point of A", .op = "MatMulIntegerToFloat",
+                  .inputs = {i8(rnd("a", {13, 45}, -128, 128)), u8(weight("b", {45, 23}, 0, 256)), floats("as", {0.05f}),
+                             floats("bs", {0.004f}), InputSpec{}, u8(weight("bz", {}, 100, 156))},
                   .no_vulkan_kernel = ms_kernel}));
   // 4 bits, K not a multiple of the block (its last block half used), with
   // and without packed zero points; 8 bits.

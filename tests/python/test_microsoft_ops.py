@@ -1,8 +1,8 @@
 """ONNX Runtime's quantized contrib ops (domain com.microsoft), which its quantization tools write: Kestrel's
-outputs against ONNX Runtime's on the same model. QGemm and DynamicQuantizeMatMul sum exactly in int32 and scale
-in ONNX Runtime's order, so they match bit for bit; MatMulNBits dequantizes its blocks and multiplies in
-float32 (ONNX Runtime at accuracy_level 0), so it matches to float32's rounding of the sums (1e-5 of the
-output's range). Unsupported forms are refused naming what is missing."""
+outputs against ONNX Runtime's on the same model. QGemm, DynamicQuantizeMatMul and MatMulIntegerToFloat sum exactly
+in int32 and scale in ONNX Runtime's order, so they match bit for bit; MatMulNBits dequantizes its blocks and
+multiplies in float32 (ONNX Runtime at accuracy_level 0), so it matches to float32's rounding of the sums (1e-5
+of the output's range). Unsupported forms are refused naming what is missing."""
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -61,6 +61,28 @@ def test_dynamic_quantize_matmul_is_onnx_runtimes_bit_for_bit(per_column):
              "bz": (rng.integers(-3, 4, N) if per_column else np.array(0)).astype(np.int8),
              "bias": rng.normal(0, 1, N).astype(np.float32)}
     node = helper.make_node("DynamicQuantizeMatMul", ["a", "b", "bs", "bz", "bias"], ["y"], domain="com.microsoft")
+    ours, ref = both(model(node, inits, {"a": a}), {"a": a})
+    assert np.array_equal(ours, ref), np.abs(ours - ref).max()
+
+
+# (ONNX Runtime has no int8 x uint8 kernel of the op.)
+@pytest.mark.parametrize("a_type,b_type,bias", [(np.uint8, np.int8, True), (np.int8, np.int8, False),
+                                                (np.uint8, np.uint8, True)])
+def test_matmul_integer_to_float_is_onnx_runtimes_bit_for_bit(a_type, b_type, bias):
+    rng = np.random.default_rng(7)
+    K, N = 75, 70
+    lo, hi = (-128, 128) if a_type is np.int8 else (0, 256)
+    a = rng.integers(lo, hi, (3, 11, K)).astype(a_type)
+    lo, hi = (-128, 128) if b_type is np.int8 else (0, 256)
+    inits = {"b": rng.integers(lo, hi, (K, N)).astype(b_type), "as": np.array(np.float32(0.013)),
+             "bs": rng.uniform(0.002, 0.03, N).astype(np.float32),
+             "az": np.array(a_type(-5 if a_type is np.int8 else 131)),
+             "bz": rng.integers(-3, 4, N).astype(b_type) if b_type is np.int8 else rng.integers(100, 150, N).astype(b_type)}
+    ins = ["a", "b", "as", "bs", "az", "bz"]
+    if bias:
+        inits["bias"] = rng.normal(0, 1, N).astype(np.float32)
+        ins.append("bias")
+    node = helper.make_node("MatMulIntegerToFloat", ins, ["y"], domain="com.microsoft")
     ours, ref = both(model(node, inits, {"a": a}), {"a": a})
     assert np.array_equal(ours, ref), np.abs(ours - ref).max()
 

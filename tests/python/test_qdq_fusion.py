@@ -139,9 +139,11 @@ def test_silu_between_conv_and_quantizer_fuses_within_one_step(tmp_path, x_type)
     assert len(np.unique(ours)) > 20  # a spread of codes, not a saturated output
 
 
-def qdq_matmul_model(path, *, x_type, w_type, w_per_column, y_type, y_zp, rows=(2, 17), K=96, N=40, seed=3):
+def qdq_matmul_model(path, *, x_type, w_type, w_per_column, y_type, y_zp, rows=(2, 17), K=96, N=40, seed=3,
+                     float_out=False, bias=False):
     """DequantizeLinear(QuantizeLinear(x)), DequantizeLinear(wq) -> MatMul -> QuantizeLinear: a transformer
-    projection as `kestrel quantize` and quantize_static write it."""
+    projection as `kestrel quantize` and quantize_static write it; with float_out, the MatMul's output stays
+    float (a bias added next with `bias`), as `kestrel quantize` leaves a Linear before a residual sum."""
     rng = np.random.default_rng(seed)
     xs, xzp = np.float32(0.027), x_type(7 if x_type is np.uint8 else -3)
     lo, hi = (-127, 128) if w_type is np.int8 else (0, 256)
@@ -157,8 +159,13 @@ def qdq_matmul_model(path, *, x_type, w_type, w_per_column, y_type, y_zp, rows=(
              helper.make_node("DequantizeLinear", ["wq", "ws", "wzp"], ["wd"], axis=1),
              helper.make_node("MatMul", ["xd", "wd"], ["m"]),
              helper.make_node("QuantizeLinear", ["m", "ys", "yzp"], ["y"])]
+    out_type = ELEM[y_type]
+    if float_out:
+        nodes[-1] = helper.make_node("Add", ["m", "b"], ["y"]) if bias else helper.make_node("Identity", ["m"], ["y"])
+        inits.append(numpy_helper.from_array(rng.normal(0, 1, N).astype(np.float32), "b"))
+        out_type = TensorProto.FLOAT
     g = helper.make_graph(nodes, "qdq_matmul", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [*rows, K])],
-                          [helper.make_tensor_value_info("y", ELEM[y_type], None)], inits)
+                          [helper.make_tensor_value_info("y", out_type, None)], inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
     return rng.uniform(-3, 3, (*rows, K)).astype(np.float32)
 
@@ -176,3 +183,29 @@ def test_fused_qdq_matmuls_equal_onnx_runtime_byte_for_byte(tmp_path, x_type, w_
     ours, ref = kestrel_run(path, x), ort_run(path, x)
     assert ours.dtype == ref.dtype and ours.shape == ref.shape
     assert np.array_equal(ours, ref), (int(np.abs(ours.astype(int) - ref.astype(int)).max()), int((ours != ref).sum()))
+
+
+@pytest.mark.parametrize("x_type,w_type,w_per_column,bias", [
+    (np.uint8, np.int8, True, True), (np.int8, np.int8, False, False), (np.uint8, np.uint8, True, True),
+    (np.uint8, np.int8, True, False)])
+def test_qdq_matmuls_with_float_outputs_run_on_integer_products(tmp_path, x_type, w_type, w_per_column, bias):
+    """A QDQ MatMul whose output stays float (and the bias added next) runs as one com.microsoft
+    MatMulIntegerToFloat: exact integer sums scaled once. Without a bias ONNX Runtime's CPU EP makes the same op
+    of it, and the outputs are its bits; with one it runs a float Gemm on the dequantized weights, which rounds
+    each product and partial sum, as does the unfused graph (ONNX Runtime without graph optimizations): those
+    agree to float32's rounding of sums of 96 terms, 1e-5 of the output's range."""
+    path = tmp_path / "m.onnx"
+    x = qdq_matmul_model(path, x_type=x_type, w_type=w_type, w_per_column=w_per_column, y_type=np.uint8, y_zp=0,
+                         float_out=True, bias=bias)
+    ops = profiled_ops(path)
+    assert "MatMulIntegerToFloat" in ops and "MatMul" not in ops and "Add" not in ops, ops
+    ours = kestrel_run(path, x)
+    optimized = ort_run(path, x)
+    assert ours.dtype == optimized.dtype and ours.shape == optimized.shape
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    unfused = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    if not bias:
+        assert np.array_equal(ours, optimized), float(np.abs(ours - optimized).max())
+    for ref in (optimized, unfused):
+        assert np.abs(ours - ref).max() <= 1e-5 * np.ptp(ref), float(np.abs(ours - ref).max())

@@ -1,9 +1,10 @@
-// The u8 x s8 matrix product of the CPU's QLinearMatMul and MatMulInteger
-// (matmul.cpp, dynamic_quantize_matmul.cpp through qgemm_product.h) on AVX-512 VNNI, with its epilogue: the zero-point
-// terms added, then each sum written as int32 or requantized to 8 bits as
-// ops::requantize does. Compiled for AVX-512 VNNI and called only where the
-// CPU reports it (core/cpu_isa.h); like qconv_kernels_avx512.cpp the file
-// uses nothing from a header but intrinsics.
+// The u8 x s8 matrix product of the CPU's quantized MatMuls (matmul.cpp,
+// matmul_integer_to_float.cpp, through qgemm_product.h) on AVX-512 VNNI,
+// with its epilogue: the zero-point terms added, then each sum written as
+// int32, requantized to 8 bits as ops::requantize does, or scaled to float.
+// Compiled for AVX-512 VNNI and called only where the CPU reports it
+// (core/cpu_isa.h); like qconv_kernels_avx512.cpp the file uses nothing
+// from a header but intrinsics.
 #pragma once
 #include <cstdint>
 

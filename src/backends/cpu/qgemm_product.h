@@ -1,5 +1,5 @@
 // One 8-bit matrix product as the CPU's quantized MatMuls run it (matmul.cpp:
-// QLinearMatMul, MatMulInteger; dynamic_quantize_matmul.cpp): A's rows as
+// QLinearMatMul, MatMulInteger; matmul_integer_to_float.cpp): A's rows as
 // stored times B's panels (packed at load, qmatmul_weight_packing.h, or
 // here) on the VNNI product of qgemm_kernels.h, zero points of any value,
 // the epilogue given. Only where qgemm_available(); the kernels take the

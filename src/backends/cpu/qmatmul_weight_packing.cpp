@@ -39,6 +39,7 @@ int pack_qmatmul_weights(ir::Graph& g) {
     if (n.domain.empty() && n.op_type == "QLinearMatMul") packed += pack_one(g, n, 3, 8);
     if (n.domain.empty() && n.op_type == "MatMulInteger") packed += pack_one(g, n, 1, 4);
     if (n.domain == "com.microsoft" && n.op_type == "DynamicQuantizeMatMul") packed += pack_one(g, n, 1, 5);
+    if (n.domain == "com.microsoft" && n.op_type == "MatMulIntegerToFloat") packed += pack_one(g, n, 1, 7);
   }
   return packed;
 }
