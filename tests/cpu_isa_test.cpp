@@ -196,12 +196,67 @@ TEST_P(AtEachLevel, PerTensorQuantizationGivesThePerAxisBits) {
       std::copy(x.begin(), x.end(), t.data<float>());
       SessionOptions o;
       o.backend = BackendChoice::Cpu;
-      return Session::load_bytes(bytes.data(), bytes.size(), o)->run({{"x", t}});
+      auto session = Session::load_bytes(bytes.data(), bytes.size(), o);
+      cap_cpu_isa(GetParam());  // (loading set the process's cap from the options)
+      return session->run({{"x", t}});
     };
     const auto tensor = run(false), axis = run(true);
     EXPECT_TRUE(tensor[0].same_as(axis[0])) << "QuantizeLinear to type " << qtype;
     EXPECT_TRUE(tensor[1].same_as(axis[1])) << "DequantizeLinear from type " << qtype;
   }
+}
+
+// The quantized MatMuls' integer product (backends/cpu/qgemm_kernels.h: on
+// AVX-512 VNNI, on AVX2 with int16 pairs, the reference below) gives the
+// reference kernels' bits at each level: requantized (QLinearMatMul), as
+// int32 (MatMulInteger) and scaled to float with a bias
+// (MatMulIntegerToFloat); uint8 weights whose zero points are not 128 (each
+// row's sum joins), K not a multiple of 4, rows and columns past the blocks.
+TEST_P(AtEachLevel, QuantizedMatMulsGiveTheReferencesBits) {
+  std::mt19937 rng(11);
+  auto bytes = [&](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, int lo, int hi) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::UINT8);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    std::uniform_int_distribution<int> u(lo, hi);
+    for (int64_t i = 0; i < n; ++i) t->add_int32_data(u(rng));
+  };
+  const int64_t K = 45, N = 70;
+  auto m = test::make_model(13);
+  auto* ms = m.add_opset_import();
+  ms->set_domain("com.microsoft");
+  ms->set_version(1);
+  auto* g = m.mutable_graph();
+  test::add_input(g, "a", {2, 13, K}, onnx::TensorProto::UINT8);
+  bytes(g, "w", {K, N}, 0, 255);
+  bytes(g, "wz", {N}, 100, 156);
+  bytes(g, "az", {}, 0, 255);
+  bytes(g, "yz", {}, 100, 140);
+  test::add_float_initializer(g, "as", {}, 0.021f);
+  test::add_float_initializer(g, "bs", {N}, 0.0037f);
+  test::add_float_initializer(g, "ys", {}, 0.61f);
+  test::add_float_initializer(g, "bias", {N}, -0.3f);
+  test::add_node(g, "QLinearMatMul", {"a", "as", "az", "w", "bs", "wz", "ys", "yz"}, {"y8"}, "qlinear");
+  test::add_node(g, "MatMulInteger", {"a", "w", "az", "wz"}, {"y32"}, "integer");
+  test::add_node(g, "MatMulIntegerToFloat", {"a", "w", "as", "bs", "az", "wz", "bias"}, {"yf"}, "to_float")
+      ->set_domain("com.microsoft");
+  for (const char* y : {"y8", "y32", "yf"}) test::add_output(g, y);
+  const std::string model = test::bytes_of(m);
+  Tensor a(DType::UInt8, {2, 13, K});
+  std::uniform_int_distribution<int> u(0, 255);
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<uint8_t>()[i] = uint8_t(u(rng));
+  auto run = [&](CpuKernels kernels) {
+    SessionOptions o;
+    o.backend = BackendChoice::Cpu;
+    o.cpu_kernels = kernels;
+    auto session = Session::load_bytes(model.data(), model.size(), o);
+    cap_cpu_isa(GetParam());  // (loading set the process's cap from the options)
+    return session->run({{"a", a}});
+  };
+  const auto fast = run(CpuKernels::Fast), reference = run(CpuKernels::Reference);
+  for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
 }
 
 TEST_P(AtEachLevel, NarrowProductsRunFromAvx2On) {

@@ -2,10 +2,10 @@
 // stored, for the projections of quantized transformers (the QDQ form
 // becomes QLinearMatMul at load, passes/fuse_qdq_matmul.cpp; dynamically
 // quantized models run MatMulInteger after DynamicQuantizeLinear): where the
-// CPU has AVX-512 VNNI and B is a matrix, A's rows (its batch dimensions
-// folded in) times B's panels on vpdpbusd (qgemm_product.h), exact in int32,
-// zero points of any value, each sum then requantized as ONNX Runtime does
-// (ops/requantize.h) or written as int32.
+// CPU has AVX2 and B is a matrix, A's rows (its batch dimensions folded in)
+// times B's panels on the integer product (qgemm_product.h; vpdpbusd on
+// AVX-512 VNNI), exact in int32, zero points of any value, each sum then
+// requantized as ONNX Runtime does (ops/requantize.h) or written as int32.
 // Nothing of the output's size is held in int32 or float beside it. Other
 // shapes, per-row zero points or scales of A, and other CPUs take the
 // reference kernel.
@@ -72,7 +72,7 @@ void run_matmul_integer_8bit(KernelContext& ctx) {
     std::memset(Y.data<int32_t>(), 0, size_t(Y.numel()) * 4);
     return;
   }
-  qgemm_avx512::QGemmEpilogue e;
+  QGemmEpilogue e;
   e.y32 = Y.data<int32_t>();
   run_qgemm(ctx, o->q, e);
 }
@@ -90,7 +90,7 @@ void run_qlinear_matmul_8bit(KernelContext& ctx) {
   for (size_t n = 0; n < bs.size(); ++n) mult[n] = as[0] * bs[n] / ys[0];  // (the reference's order)
   Tensor& Y = ctx.output(0, yz ? yz->dtype() : ctx.input(0).dtype(), o->out);
   if (Y.numel() == 0) return;
-  qgemm_avx512::QGemmEpilogue e;
+  QGemmEpilogue e;
   dispatch_q8(ctx, Y.dtype(), [&](auto* tag) {
     using Q = std::remove_pointer_t<decltype(tag)>;
     e.y8 = Y.data<Q>();

@@ -3,7 +3,7 @@
 // of ONNX Runtime's dynamic quantization and of QDQ MatMuls whose output
 // stays float, passes/fuse_dynamic_quantize_matmul.cpp, fuse_qdq_matmul.cpp):
 // A's bytes (DynamicQuantizeMatMul's quantized first, as DynamicQuantizeLinear
-// quantizes, ops/quantize_linear.h) times B's panels on the VNNI product
+// quantizes, ops/quantize_linear.h) times B's panels on the integer product
 // (qgemm_product.h), each int32 sum scaled to float in the product's
 // epilogue: float(acc) * (a_scale * b_scale[n]), then + bias[n], the
 // reference's roundings. Other CPUs and shapes take the reference kernel.
@@ -53,7 +53,7 @@ void run_scaled(KernelContext& ctx, const QGemmProblem& q, float a_scale, int bs
   out.back() = q.N;
   Tensor& Y = ctx.output(0, DType::Float32, out);
   if (Y.numel() == 0) return;
-  qgemm_avx512::QGemmEpilogue e;
+  QGemmEpilogue e;
   e.yf = Y.data<float>();
   e.bias = ctx.has_input(bias_at) ? ctx.input(bias_at).data<float>() : nullptr;
   e.mult = mult.data();

@@ -9,7 +9,8 @@
 
 #include "backends/cpu/qgemm_kernels.h"
 
-namespace kestrel::backends::cpu::qgemm_avx512 {
+namespace kestrel::backends::cpu {
+namespace qgemm_avx512 {
 namespace {
 
 constexpr int kRows = 6;
@@ -106,4 +107,5 @@ void qgemm_u8s8(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K4, cons
   }
 }
 
-}  // namespace kestrel::backends::cpu::qgemm_avx512
+}  // namespace qgemm_avx512
+}  // namespace kestrel::backends::cpu

@@ -1,6 +1,5 @@
-// The weights of QLinearMatMul's and MatMulInteger's VNNI product
-// (matmul.cpp, qgemm_kernels.h) in the order it reads them, made
-// once: at load where B and its zero point are initializers
+// The weights of the quantized MatMuls' integer product (qgemm_product.h,
+// qgemm_kernels.h) in the order it reads them, made once: at load where B and its zero point are initializers
 // (qmatmul_weight_packing.h hands them to the node as two more inputs), else
 // on each run.
 //

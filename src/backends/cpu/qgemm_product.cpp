@@ -34,7 +34,7 @@ void panels_of(const KernelContext& ctx, const QGemmProblem& q, Panels& p) {
 
 }  // namespace
 
-bool qgemm_available() { return KESTREL_X86 && cpu_avx512_vnni(); }
+bool qgemm_available() { return KESTREL_X86 && cpu_isa() >= CpuIsa::Avx2; }
 
 // The product takes A as u8 bytes U = a (int8 data: a + 128), so
 // a - za = U - za' with za' = za (+ 128); and B as s8 bytes w' = w - c
@@ -43,7 +43,7 @@ bool qgemm_available() { return KESTREL_X86 && cpu_avx512_vnni(); }
 //   sum (a - za)(w - zb) = sum U w' + cb sum U - za' (sum w' + K cb):
 // the last term is each column's constant, and where some cb is not zero
 // each row's sum of U joins, times cb.
-void run_qgemm(KernelContext& ctx, const QGemmProblem& q, qgemm_avx512::QGemmEpilogue e) {
+void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
   const int64_t K4 = qgemm_k4(q.K), lda = K4 * 4;
   const int32_t za = q.a_zero + (q.a_signed ? 128 : 0), c = q.b->dtype() == DType::UInt8 ? 128 : 0;
   // A's rows as the product reads them: int8 data shifted, K padded to a
@@ -85,9 +85,19 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, qgemm_avx512::QGemmEpi
   e.row_scale = row_term ? row_scale.data() : nullptr;
   e.row_sums = row_term ? row_sums.data() : nullptr;
   e.ldy = q.N;
-  // Tasks of 64 columns by a share of the rows: enough of them for every
-  // thread to have several (the rows split where the columns are few).
-  constexpr int64_t kCols = 4 * qgemm_avx512::kPanelColumns, kRows = 6;
+  // On AVX2 the product takes A widened to int16 (qgemm_kernels.h).
+  const bool vnni = cpu_avx512_vnni();
+  std::vector<int16_t> widened;
+  if (!vnni) {
+    widened.resize(size_t(q.rows * lda));
+    parallel_for(ctx, q.rows, 64, [&](int64_t m) {
+      for (int64_t k = 0; k < lda; ++k) widened[size_t(m * lda + k)] = int16_t(U[m * lda + k]);
+    });
+  }
+  // Tasks of 64 columns by a share of the rows (a multiple of both levels'
+  // blocks, 6 and 4): enough of them for every thread to have several (the
+  // rows split where the columns are few).
+  constexpr int64_t kCols = 4 * kPanelColumns, kRows = 12;
   const int64_t col_tasks = (q.N + kCols - 1) / kCols, row_blocks = (q.rows + kRows - 1) / kRows;
   const int64_t splits = std::clamp<int64_t>((4 * ctx.threads() + col_tasks - 1) / col_tasks, 1, row_blocks);
   const int64_t rows_per = (row_blocks + splits - 1) / splits * kRows;
@@ -95,7 +105,11 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, qgemm_avx512::QGemmEpi
   parallel_for(ctx, col_tasks * splits, 1, [&](int64_t t) {
     const int64_t n0 = (t % col_tasks) * kCols, m0 = (t / col_tasks) * rows_per;
     const int64_t m1 = std::min(q.rows, m0 + rows_per), n1 = std::min(q.N, n0 + kCols);
-    if (m0 < m1) qgemm_avx512::qgemm_u8s8(m0, m1, n0, n1, K4, U, lda, p.panels, e);
+    if (m0 >= m1) return;
+    if (vnni)
+      qgemm_avx512::qgemm_u8s8(m0, m1, n0, n1, K4, U, lda, p.panels, e);
+    else
+      qgemm_avx2::qgemm_u8s8(m0, m1, n0, n1, K4, widened.data(), lda, p.panels, e);
   });
 #endif
 }

@@ -1,7 +1,7 @@
 // One 8-bit matrix product as the CPU's quantized MatMuls run it (matmul.cpp:
 // QLinearMatMul, MatMulInteger; matmul_integer_to_float.cpp): A's rows as
 // stored times B's panels (packed at load, qmatmul_weight_packing.h, or
-// here) on the VNNI product of qgemm_kernels.h, zero points of any value,
+// here) on the products of qgemm_kernels.h, zero points of any value,
 // the epilogue given. Only where qgemm_available(); the kernels take the
 // reference elsewhere.
 #pragma once
@@ -13,7 +13,8 @@
 
 namespace kestrel::backends::cpu {
 
-// AVX-512 VNNI at the level the kernels use (x86-64 builds only).
+// AVX2 or more at the level the kernels use (x86-64 builds only; AVX-512
+// VNNI where the CPU has it).
 bool qgemm_available();
 
 struct QGemmProblem {
@@ -27,6 +28,6 @@ struct QGemmProblem {
 
 // The panels of B, packed at load, from the node's kPackedWeightsAttr
 // inputs where it has them, else built from p.b now.
-void run_qgemm(ops::KernelContext& ctx, const QGemmProblem& p, qgemm_avx512::QGemmEpilogue e);
+void run_qgemm(ops::KernelContext& ctx, const QGemmProblem& p, QGemmEpilogue e);
 
 }  // namespace kestrel::backends::cpu

@@ -4,7 +4,7 @@
 
 #include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/qgemm_panels.h"
-#include "core/cpu_isa.h"
+#include "backends/cpu/qgemm_product.h"
 
 namespace kestrel::backends::cpu {
 
@@ -33,7 +33,7 @@ bool pack_one(ir::Graph& g, ir::Node& n, int b_at, size_t slots) {
 }  // namespace
 
 int pack_qmatmul_weights(ir::Graph& g) {
-  if (!cpu_avx512_vnni()) return 0;
+  if (!qgemm_available()) return 0;
   int packed = 0;
   for (ir::Node& n : g.nodes) {
     if (n.domain.empty() && n.op_type == "QLinearMatMul") packed += pack_one(g, n, 3, 8);
