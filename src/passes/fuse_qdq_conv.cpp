@@ -152,9 +152,10 @@ class QdqConvFusion {
     if (keep_activation)
       for (const char* a : {ops::kEpilogueAttr, ops::kEpilogueParamsAttr})
         if (const ir::Attribute* at = conv.attr(a)) f.attrs[a] = *at;
-    // A quantizer without a zero point quantizes to uint8 (QuantizeLinear's
-    // output_dtype was refused above); the weight's takes its own type.
-    f.inputs = {dx->inputs[0], dx->inputs[1], zero_point_of(px, conv.name + "_x", DType::UInt8, {}),
+    // A zero point left out is a zero of its tensor's type: the data's and
+    // the weight's their own, a quantizer's output uint8 (QuantizeLinear's
+    // output_dtype was refused above).
+    f.inputs = {dx->inputs[0], dx->inputs[1], zero_point_of(px, conv.name + "_x", xtype, {}),
                 dw->inputs[0], dw->inputs[1], zero_point_of(pw, conv.name + "_w", w->dtype(), pw.scale->shape()),
                 q.inputs[1],   zero_point_of(py, conv.name + "_y", DType::UInt8, {})};
     if (bias >= 0) f.inputs.push_back(bias);

@@ -62,9 +62,9 @@ int fuse_qdq_matmuls(ir::Graph& g) {
       continue;
     ir::Node f;
     f.name = mm.name;
-    // A quantizer without a zero point quantizes to uint8; the weight's
-    // takes its own type.
-    const int xzp = zero_point_of(g, px, mm.name + "_x", DType::UInt8, {});
+    // A zero point left out is a zero of its tensor's type: the data's and
+    // the weight's their own, a quantizer's output uint8.
+    const int xzp = zero_point_of(g, px, mm.name + "_x", xtype, {});
     const int wzp = zero_point_of(g, pw, mm.name + "_w", w->dtype(), pw.scale->shape());
     if (q) {
       f.op_type = "QLinearMatMul";

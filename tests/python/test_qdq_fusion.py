@@ -209,3 +209,42 @@ def test_qdq_matmuls_with_float_outputs_run_on_integer_products(tmp_path, x_type
         assert np.array_equal(ours, optimized), float(np.abs(ours - optimized).max())
     for ref in (optimized, unfused):
         assert np.abs(ours - ref).max() <= 1e-5 * np.ptp(ref), float(np.abs(ours - ref).max())
+
+
+@pytest.mark.parametrize("op", ["MatMul", "Conv"])
+def test_int8_data_whose_dequantizer_has_no_zero_point_fuses_with_an_int8_zero(tmp_path, op):
+    """DequantizeLinear of int8 data without a zero point (its zero is an int8 0): the fused node gets an int8
+    zero point, not a quantizer's default uint8 one (which it refused, naming the mismatch). ONNX Runtime keeps
+    this form in float, rounding each product and partial sum: the float output agrees to 1e-5 of its range, the
+    quantized one within one quantization step."""
+    rng = np.random.default_rng(9)
+    if op == "MatMul":
+        x = rng.integers(-128, 128, (3, 24)).astype(np.int8)
+        w = rng.integers(-127, 128, (24, 10)).astype(np.int8)
+        node = helper.make_node("MatMul", ["xd", "wd"], ["y"])
+    else:
+        x = rng.integers(-128, 128, (1, 4, 9, 9)).astype(np.int8)
+        w = rng.integers(-127, 128, (6, 4, 3, 3)).astype(np.int8)
+        node = helper.make_node("Conv", ["xd", "wd"], ["m"], pads=[1, 1, 1, 1])
+    inits = [numpy_helper.from_array(np.array(np.float32(0.05)), "xs"), numpy_helper.from_array(w, "wq"),
+             numpy_helper.from_array(np.array(np.float32(0.01)), "ws")]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs"], ["xd"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws"], ["wd"]), node]
+    out_type = TensorProto.FLOAT
+    if op == "Conv":  # (the Conv fusion takes a quantized output)
+        inits += [numpy_helper.from_array(np.array(np.float32(0.2)), "ys"),
+                  numpy_helper.from_array(np.array(np.int8(3)), "yzp")]
+        nodes.append(helper.make_node("QuantizeLinear", ["m", "ys", "yzp"], ["y"]))
+        out_type = TensorProto.INT8
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.INT8, list(x.shape))],
+                          [helper.make_tensor_value_info("y", out_type, None)], inits)
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    ops = profiled_ops(path)
+    assert ("MatMulIntegerToFloat" if op == "MatMul" else "QLinearConv") in ops, ops
+    ours, ref = kestrel_run(path, x), ort_run(path, x)
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape
+    if op == "MatMul":
+        assert np.abs(ours - ref).max() <= 1e-5 * np.ptp(ref)
+    else:
+        assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
