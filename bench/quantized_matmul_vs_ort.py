@@ -50,7 +50,7 @@ def qdq_model(path, rows, K, N, float_out, rng):
         out = TensorProto.UINT8
     g = helper.make_graph(nodes, "projection", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows, K])],
                           [helper.make_tensor_value_info("y", out, None)], inits)
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
 
 
 def dynamic_model(path, rows, K, N, rng, work):
@@ -59,7 +59,7 @@ def dynamic_model(path, rows, K, N, rng, work):
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, rows, K])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
     fp = os.path.join(work, "float.onnx")
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), fp)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), fp)
     quantize_dynamic(fp, path, weight_type=QuantType.QInt8)
 
 

@@ -183,6 +183,17 @@ std::vector<OpCase> cases() {
                .inputs = {i8(rnd("a", {50, 130}, -128, 128)), i8(rnd("b", {130, 70}, -128, 128)),
                           i8(weight("az", {}, -5, 5)), i8(weight("bz", {70}, -5, 5))},
                .no_vulkan_kernel = no_kernel});
+  // Attention's products as quantize_dynamic writes them: batches of heads,
+  // both operands computed (one product per batch, B packed on each run).
+  v.push_back({.label = "MatMulInteger batched [2,3,19,40] x [2,3,40,23]", .op = "MatMulInteger", .opset = 10,
+               .inputs = {u8(rnd("a", {2, 3, 19, 40}, 0, 256)), u8(rnd("b", {2, 3, 40, 23}, 0, 256)),
+                          u8(weight("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))},
+               .no_vulkan_kernel = no_kernel});
+  v.push_back({.label = "QLinearMatMul batched int8 [3,13,45] x [3,45,70]", .op = "QLinearMatMul", .opset = 10,
+               .inputs = {i8(rnd("a", {3, 13, 45}, -128, 128)), floats("as", {0.03f}), i8(weight("az", {}, -9, 9)),
+                          i8(rnd("b", {3, 45, 70}, -128, 128)), floats("bs", {0.01f}), i8(weight("bz", {}, -2, 2)),
+                          floats("ys", {0.5f}), u8(weight("yz", {}, 100, 140))},
+               .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "MatMulInteger 1-D A, uint8 x uint8", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {37}, 0, 256)), u8(weight("b", {37, 21}, 0, 256)), u8(weight("az", {}, 0, 256)),
                           u8(weight("bz", {}, 0, 256))},

@@ -32,7 +32,8 @@ bool read_b(const KernelContext& ctx, int bz_at, int bias_at, QGemmProblem& q) {
   q.K = B.dim(0);
   q.N = B.dim(1);
   q.rows = A.numel() / q.K;
-  q.b = &B;
+  q.b = B.data<uint8_t>();
+  q.b_unsigned = B.dtype() == DType::UInt8;
   const Tensor* bzt = ctx.has_input(bz_at) ? &ctx.input(bz_at) : nullptr;
   const Tensor* bias = ctx.has_input(bias_at) ? &ctx.input(bias_at) : nullptr;
   if ((bzt && ((bzt->numel() != 1 && bzt->numel() != q.N) || bzt->dtype() != B.dtype())) ||

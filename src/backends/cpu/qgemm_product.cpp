@@ -26,8 +26,8 @@ void panels_of(const KernelContext& ctx, const QGemmProblem& q, Panels& p) {
     p.col_sums = ctx.input(at + 1).data<int32_t>();
     return;
   }
-  p.built = q.b->dtype() == DType::UInt8 ? pack_qgemm_panels(q.b->data<uint8_t>(), q.K, q.N, 128)
-                                         : pack_qgemm_panels(q.b->data<int8_t>(), q.K, q.N, 0);
+  p.built = q.b_unsigned ? pack_qgemm_panels(q.b, q.K, q.N, 128)
+                         : pack_qgemm_panels(reinterpret_cast<const int8_t*>(q.b), q.K, q.N, 0);
   p.panels = p.built.panels.data();
   p.col_sums = p.built.col_sums.data();
 }
@@ -45,7 +45,7 @@ bool qgemm_available() { return KESTREL_X86 && cpu_isa() >= CpuIsa::Avx2; }
 // each row's sum of U joins, times cb.
 void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
   const int64_t K4 = qgemm_k4(q.K), lda = K4 * 4;
-  const int32_t za = q.a_zero + (q.a_signed ? 128 : 0), c = q.b->dtype() == DType::UInt8 ? 128 : 0;
+  const int32_t za = q.a_zero + (q.a_signed ? 128 : 0), c = q.b_unsigned ? 128 : 0;
   // A's rows as the product reads them: int8 data shifted, K padded to a
   // multiple of 4 with zeros (whose products are zero: B's padding is zero).
   const uint8_t* U = q.a;

@@ -22,7 +22,8 @@ struct QGemmProblem {
   const uint8_t* a = nullptr;              // A's bytes as stored, rows of K
   bool a_signed = false;                   // int8 A (else uint8)
   int32_t a_zero = 0;
-  const Tensor* b = nullptr;               // B as stored (uint8 or int8)
+  const uint8_t* b = nullptr;              // B's bytes as stored, [K, N]
+  bool b_unsigned = false;                 // uint8 B (else int8)
   std::vector<int32_t> b_zero;             // one, or one per column
 };
 
