@@ -13,6 +13,7 @@
 #include "apps/cli.h"
 #include "apps/input_files.h"
 #include "core/error.h"
+#include "quantize/qdq_graph.h"
 #include "quantize/quantize.h"
 #include "vision/image.h"
 
@@ -77,7 +78,7 @@ int cmd_quantize(int argc, char** argv) {
   Args a = parse_args(argc, argv,
                       with_session_flags({"--calib", "--out", "--method", "--percentile", "--limit", "--check", "--min-cosine", "--size",
                                           "--mean", "--std", "--scale", "--layout"}),
-                      with_session_switches({"--per-channel", "--per-tensor", "--bgr"}));
+                      with_session_switches({"--per-channel", "--per-tensor", "--bgr", "--int4-weights"}));
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.positional.size() == 1, "quantize expects one MODEL, got ",
                    a.positional.size(), " positional arguments");
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.has("--calib") && a.has("--out"),
@@ -95,6 +96,7 @@ int cmd_quantize(int argc, char** argv) {
   opt.min_cosine = a.get_double("--min-cosine", opt.min_cosine);
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, opt.min_cosine >= 0 && opt.min_cosine <= 1,
                    "--min-cosine must lie in [0, 1], got ", opt.min_cosine);
+  opt.int4_weights = a.has("--int4-weights");
   opt.session = session_options(a);
   if (opt.session.backend == BackendChoice::Auto) opt.session.backend = BackendChoice::Cpu;
 
@@ -164,6 +166,9 @@ int cmd_quantize(int argc, char** argv) {
   std::printf("wrote %s: %d nodes quantized (int8 weights %s, uint8 activations, %s over %zu samples), opset %d\n",
               out.c_str(), rep.quantized_nodes, rep.per_channel ? "per channel" : "per tensor",
               quantize::name_of(opt.method), s.files.size(), rep.opset);
+  if (rep.int4_nodes)
+    std::printf("  of them %d MatMuls with 4-bit weights in blocks of %d (com.microsoft MatMulNBits, float activations)\n",
+                rep.int4_nodes, int(quantize::kInt4Block));
   if (rep.converted_from)
     std::printf("  converted from opset %d to %d by ONNX's version converter first\n", rep.converted_from, rep.opset);
   for (const std::string& k : rep.notes) std::printf("  note: %s\n", k.c_str());

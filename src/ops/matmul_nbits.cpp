@@ -10,10 +10,32 @@
 // N x blocks); zero_points (optional uint8, each column's blocks packed as
 // B is, else 2^(bits - 1)); g_idx (not supported); bias (optional, N).
 // Attributes: K, N, bits (4), block_size (a power of 2, at least 16).
+#include "ops/matmul_nbits.h"
+
 #include "ops/common.h"
 #include "ops/gemm_util.h"
 
 namespace kestrel::ops {
+
+void nbits_to_float(int64_t K, int64_t bits, int64_t block, const uint8_t* b, const float* scales, const uint8_t* zp,
+                    int64_t n0, int64_t n1, float* w) {
+  const int64_t blocks = (K + block - 1) / block, blob = block * bits / 8, per_byte = 8 / bits;
+  const int64_t zp_row = (blocks * bits + 7) / 8;  // bytes of packed zero points per column
+  // The nth `bits`-wide value of a packed row, from the lowest bits up.
+  const uint32_t mask = (1u << bits) - 1;
+  auto unpack = [&](const uint8_t* row, int64_t i) {
+    return int32_t((row[i / per_byte] >> ((i % per_byte) * bits)) & mask);
+  };
+  for (int64_t n = n0; n < n1; ++n)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      const int32_t z = zp ? unpack(zp + n * zp_row, blk) : int32_t(1) << (bits - 1);
+      const float s = scales[size_t(n * blocks + blk)];
+      const uint8_t* q = b + (n * blocks + blk) * blob;
+      for (int64_t j = 0; j < block && blk * block + j < K; ++j)
+        w[size_t(n * K + blk * block + j)] = float(unpack(q, j) - z) * s;
+    }
+}
+
 namespace {
 
 void run_matmul_nbits(KernelContext& ctx) {
@@ -26,7 +48,7 @@ void run_matmul_nbits(KernelContext& ctx) {
   if (ctx.has_input(4)) ctx.fail("g_idx (act-order weights) is not supported");
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
-  const int64_t blocks = (K + block - 1) / block, blob = block * bits / 8, per_byte = 8 / bits;
+  const int64_t blocks = (K + block - 1) / block, blob = block * bits / 8;
   if (A.dtype() != DType::Float32 || A.rank() < 1 || A.shape().back() != K)
     ctx.fail("A must be float with K (", K, ") as its last dim, got ", dtype_name(A.dtype()), " ", shape_str(A.shape()));
   if (B.dtype() != DType::UInt8 || B.numel() != N * blocks * blob)
@@ -50,22 +72,10 @@ void run_matmul_nbits(KernelContext& ctx) {
     bias = ctx.input(5).to_f32();
     if (int64_t(bias.size()) != N) ctx.fail("bias has shape ", shape_str(ctx.input(5).shape()), ", not [", N, "]");
   }
-  // The nth `bits`-wide value of a packed row, from the lowest bits up.
-  const uint32_t mask = (1u << bits) - 1;
-  auto unpack = [&](const uint8_t* row, int64_t i) {
-    return int32_t((row[i / per_byte] >> ((i % per_byte) * bits)) & mask);
-  };
   // W[N, K] in float: (q - zero_point) * scale, block by block.
   std::vector<float> w(size_t(N * K));
-  const uint8_t* b = B.data<uint8_t>();
   parallel_for(ctx, N, 1, [&](int64_t n) {
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int32_t z = zp ? unpack(zp + n * zp_row, blk) : int32_t(1) << (bits - 1);
-      const float s = scales[size_t(n * blocks + blk)];
-      const uint8_t* q = b + (n * blocks + blk) * blob;
-      for (int64_t j = 0; j < block && blk * block + j < K; ++j)
-        w[size_t(n * K + blk * block + j)] = float(unpack(q, j) - z) * s;
-    }
+    nbits_to_float(K, bits, block, B.data<uint8_t>(), scales.data(), zp, n, n + 1, w.data());
   });
   const int64_t M = A.numel() / K;
   Shape out = A.shape();

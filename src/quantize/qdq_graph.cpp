@@ -284,9 +284,39 @@ std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::strin
   return c.SerializeAsString();
 }
 
+namespace {
+
+onnx::AttributeProto* int_attribute(onnx::NodeProto& n, const char* name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+  return a;
+}
+
+// MatMul(x, W) -> com.microsoft MatMulNBits(x, W in 4-bit blocks, scales).
+template <typename Namer>
+void to_matmul_nbits(onnx::GraphProto& g, Namer& name, onnx::NodeProto& node, const std::string& weight) {
+  const Tensor w = onnx_io::tensor_from_proto(*initializer(g, weight), "");
+  const Int4Blocks b = quantize_int4_blocks(w, kInt4Block);
+  const std::string bq = name(weight + "_int4"), bs = name(weight + "_int4_scales");
+  write_tensor(g.add_initializer(), bq, b.packed);
+  write_tensor(g.add_initializer(), bs, floats({int64_t(b.scales.size())}, b.scales));
+  node.set_op_type("MatMulNBits");
+  node.set_domain("com.microsoft");
+  node.set_input(1, bq);
+  node.add_input(bs);
+  int_attribute(node, "K", w.dim(0));
+  int_attribute(node, "N", w.dim(1));
+  int_attribute(node, "bits", 4);
+  int_attribute(node, "block_size", kInt4Block);
+}
+
+}  // namespace
+
 std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
                       const std::vector<std::string>& sums, const std::map<std::string, Range>& ranges,
-                      bool per_channel) {
+                      bool per_channel, bool int4_matmuls) {
   onnx::ModelProto q = m;
   onnx::GraphProto* g = q.mutable_graph();
   Namer name(*g);
@@ -337,8 +367,14 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
     }
   };
   std::vector<onnx::NodeProto> weight_nodes;
+  bool nbits = false;
   for (const QuantTarget& t : targets) {
     onnx::NodeProto* node = g->mutable_node(t.node);
+    if (int4_matmuls && node->op_type() == "MatMul" && default_domain(*node)) {
+      to_matmul_nbits(*g, name, *node, t.weight);
+      nbits = true;
+      continue;
+    }
     node->set_input(0, pair_for(t.activation));
     quantize_for_every_reader(t.output);
 
@@ -378,6 +414,15 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
     *nodes.Add() = g->node(i);
   }
   g->mutable_node()->Swap(&nodes);
+  if (nbits) {  // MatMulNBits' domain, version 1
+    bool imported = false;
+    for (const auto& os : q.opset_import()) imported = imported || os.domain() == "com.microsoft";
+    if (!imported) {
+      auto* os = q.add_opset_import();
+      os->set_domain("com.microsoft");
+      os->set_version(1);
+    }
+  }
   const std::string bytes = q.SerializeAsString();
   KESTREL_CHECK(bytes.size() < (size_t(1) << 31), "the quantized model is over 2 GiB, which one ONNX file cannot hold");
   return bytes;

@@ -104,4 +104,30 @@ Range entropy_range(const std::vector<float>& sample, Range minmax) {
   return {std::max(minmax.lo, -t), std::min(minmax.hi, t)};
 }
 
+Int4Blocks quantize_int4_blocks(const Tensor& w, int64_t block) {
+  const int64_t K = w.dim(0), N = w.dim(1), blocks = (K + block - 1) / block;
+  const std::vector<float> v = w.to_f32();
+  Int4Blocks r;
+  r.packed = Tensor(DType::UInt8, {N, blocks, block / 2});
+  uint8_t* out = r.packed.data<uint8_t>();
+  std::fill(out, out + r.packed.numel(), uint8_t(0x88));  // (padding: zeros)
+  r.scales.assign(size_t(N * blocks), 0.f);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t k0 = b * block, k1 = std::min(K, k0 + block);
+      float amax = 0;
+      for (int64_t k = k0; k < k1; ++k) amax = std::max(amax, std::fabs(v[size_t(k * N + n)]));
+      const float scale = amax / 7.f;
+      r.scales[size_t(n * blocks + b)] = scale;
+      uint8_t* bytes = out + (n * blocks + b) * (block / 2);
+      for (int64_t k = k0; k < k1; ++k) {
+        const float q = scale > 0 ? std::nearbyint(v[size_t(k * N + n)] / scale) : 0.f;
+        const uint8_t nibble = uint8_t(int(std::clamp(q, -7.f, 7.f)) + 8);
+        const int64_t j = k - k0;
+        bytes[j / 2] = uint8_t(j % 2 ? (bytes[j / 2] & 0x0F) | (nibble << 4) : (bytes[j / 2] & 0xF0) | nibble);
+      }
+    }
+  return r;
+}
+
 }  // namespace kestrel::quantize

@@ -31,6 +31,18 @@ struct QuantizedWeight {
 };
 QuantizedWeight quantize_weight(const Tensor& w, int axis);
 
+// A MatMul's weight W [K, N] in 4-bit blocks as com.microsoft MatMulNBits
+// holds it (ops/matmul_nbits.h): each column's K values in blocks of
+// `block`, symmetric, scale = max |w| / 7 per block (0 where the block is
+// all zero), q = clamp(round_half_even(w / scale), -7, 7) + 8, two a byte
+// from the low bits up, a short last block padded with 8 (zero); no zero
+// points (MatMulNBits then takes 8).
+struct Int4Blocks {
+  Tensor packed;              // uint8 [N, blocks, block / 2]
+  std::vector<float> scales;  // [N * blocks]
+};
+Int4Blocks quantize_int4_blocks(const Tensor& w, int64_t block);
+
 // The range holding all but `tail` of the values at each end (0.0001: the
 // 99.99th percentile), from a sample of them; the sample is reordered.
 Range percentile_range(std::vector<float>& sample, double tail);

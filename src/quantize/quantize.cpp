@@ -188,7 +188,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   }
   // The model with the targets in `chosen` quantized, and its agreement.
   auto evaluate = [&](const std::vector<QuantTarget>& chosen, std::string* bytes, std::vector<OutputAgreement>* outs) {
-    *bytes = qdq_model(*model, chosen, sums, ranges, rep.per_channel);
+    *bytes = qdq_model(*model, chosen, sums, ranges, rep.per_channel, opt.int4_weights);
     const auto quantized = Session::load_bytes(bytes->data(), bytes->size(), so);
     outs->assign(original->outputs().size(), {});
     std::vector<double> cosine_sum(outs->size(), 0.0);
@@ -276,6 +276,8 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   }
   const size_t k = chosen.size();
   rep.quantized_nodes = int(k);
+  if (opt.int4_weights)
+    for (const QuantTarget& t : chosen) rep.int4_nodes += model->graph().node(t.node).op_type() == "MatMul";
   return rep;
 }
 

@@ -33,6 +33,9 @@ struct Options {
   // samples: below it, the nodes nearest the outputs stay in float (0: all
   // quantized whatever it costs).
   double min_cosine = 0.99;
+  // MatMuls' constant weights in 4-bit blocks, their activations left float
+  // (com.microsoft MatMulNBits: qdq_graph.h); Convs and Gemms as above.
+  bool int4_weights = false;
   SessionOptions session;     // for the calibration and check runs
 };
 
@@ -49,6 +52,7 @@ struct OutputAgreement {
 struct Report {
   std::string model;                   // the QDQ model's bytes
   int quantized_nodes = 0, opset = 0;  // opset: the written model's
+  int int4_nodes = 0;                  // of those, MatMuls with 4-bit weights
   int converted_from = 0;              // the source opset, when the model was converted
   std::vector<std::string> notes;      // what the user should know (a failed conversion)
   bool per_channel = false;

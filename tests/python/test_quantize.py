@@ -140,6 +140,40 @@ def test_npy_samples_give_one_qdq_pair_per_activation_and_per_channel_weights(tm
         assert cosine(g.run(None, {"x": s})[0], f.run(None, {"x": s})[0]) >= 0.99
 
 
+def test_int4_weights_turn_matmuls_into_matmul_nbits_that_onnx_runtime_runs_alike(tmp_path):
+    """--int4-weights: the MatMul's weight in 4-bit blocks of 32 (symmetric, each block's largest weight at +-7,
+    stored as q + 8) as one com.microsoft MatMulNBits reading the float activation; the Conv and the Gemm stay
+    int8 QDQ. ONNX Runtime runs the file; its outputs and Kestrel's agree to float32's rounding (both dequantize
+    the blocks and multiply in float: 1e-5 of the range), and stay within the reported cosine of the float model."""
+    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_int4.onnx"
+    samples = small_model_with_samples(model, calib, 8, seed=4)
+    run = quantize(str(model), calib, out, "--min-cosine", "0", "--int4-weights")
+    assert "1 MatMuls with 4-bit weights" in run.stdout, run.stdout
+    q = onnx.load(str(out))
+    nbits = [n for n in q.graph.node if n.op_type == "MatMulNBits"]
+    assert len(nbits) == 1 and nbits[0].domain == "com.microsoft" and not any(n.op_type == "MatMul" for n in q.graph.node)
+    attrs = {a.name: helper.get_attribute_value(a) for a in nbits[0].attribute}
+    assert attrs == {"K": 288, "N": 10, "bits": 4, "block_size": 32}, attrs
+    inits = {i.name: numpy_helper.to_array(i) for i in q.graph.initializer}
+    packed, scales = inits[nbits[0].input[1]], inits[nbits[0].input[2]]
+    assert packed.dtype == np.uint8 and packed.shape == (10, 9, 16) and scales.shape == (90,)
+    nibbles = np.stack([packed & 15, packed >> 4], -1).reshape(10, 9, 32).astype(int) - 8
+    assert nibbles.min() >= -7 and np.all(np.abs(nibbles).max(-1) == 7)  # each block's largest at +-7
+    w = numpy_helper.to_array(next(i for i in onnx.load(str(model)).graph.initializer if i.name == "w_mm"))
+    back = (nibbles * scales.reshape(10, 9, 1)).reshape(10, 288).T
+    assert np.abs(back - w).max() <= scales.max() / 2 + 1e-6  # within half a step of each block
+    assert nbits[0].input[0] == "f"  # the activation stays float
+    assert sum(n.op_type == "QuantizeLinear" for n in q.graph.node) == 3  # x, r (the Conv's output) and m
+    import kestrel
+    ours = kestrel.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    ref, f = ort_session(str(out)), ort_session(str(model))
+    floor = min(reported_cosines(run.stdout))
+    for s in samples[:4]:
+        a, b = np.asarray(ours.run(None, {"x": s})[0]), ref.run(None, {"x": s})[0]
+        assert np.abs(a - b).max() <= 1e-5 * np.ptp(b)
+        assert cosine(b, f.run(None, {"x": s})[0]) >= floor - 1e-4
+
+
 def test_an_older_opset_is_converted_and_npz_samples_are_read_by_name(tmp_path):
     model, calib, out = tmp_path / "small11.onnx", tmp_path / "calib", tmp_path / "small11_int8.onnx"
     small_model(model, opset=11)
