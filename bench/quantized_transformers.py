@@ -5,7 +5,9 @@ Kestrel and by ONNX Runtime (CPU EP) beside both on the float model, with the ra
     photos pre-processed as the family's processor does; Kestrel runs its projections as
     MatMulIntegerToFloat on integer products, as ONNX Runtime does;
   - int8 dynamic: ONNX Runtime's quantize_dynamic (weights int8 per tensor), which both run as
-    DynamicQuantizeMatMul.
+    DynamicQuantizeMatMul;
+  - int4 weights: `kestrel quantize --int4-weights` (MatMuls as com.microsoft MatMulNBits with float
+    activations, the rest as the static file).
 Also prints each quantized file's agreement: Kestrel against ONNX Runtime on the same file, and each
 against the float model's output (ONNX Runtime's).
 
@@ -56,15 +58,18 @@ def main():
         side = next(iter(feeds.values())).shape[-1]
         static = os.path.join(a.work, name, "int8_static.onnx")
         dynamic = os.path.join(a.work, name, "int8_dynamic.onnx")
-        report = subprocess.run([a.kestrel, "quantize", model, "--calib", a.photos, "--out", static,
-                                 "--threads", str(max(a.threads)), "--size", f"{side}x{side}"] + PREP[name],
-                                capture_output=True, text=True, check=True).stdout
-        print(report, flush=True)
+        int4 = os.path.join(a.work, name, "int4_weights.onnx")
+        for path, extra in [(static, []), (int4, ["--int4-weights"])]:
+            report = subprocess.run([a.kestrel, "quantize", model, "--calib", a.photos, "--out", path,
+                                     "--threads", str(max(a.threads)), "--size", f"{side}x{side}"] + PREP[name] + extra,
+                                    capture_output=True, text=True, check=True).stdout
+            print("\n".join(l for l in report.splitlines() if "left in float" not in l), flush=True)
         quantize_dynamic(model, dynamic, weight_type=QuantType.QInt8)
         so = ort.SessionOptions()
         so.log_severity_level = 3
         ref = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"]).run(None, feeds)
-        for label, path in [("int8 static (kestrel quantize)", static), ("int8 dynamic (quantize_dynamic)", dynamic)]:
+        for label, path in [("int8 static (kestrel quantize)", static), ("int8 dynamic (quantize_dynamic)", dynamic),
+                            ("int4 weights (kestrel quantize --int4-weights)", int4)]:
             ort_q = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, feeds)
             ours = kestrel_outputs(a.kestrel, path, flags)
             vs_ort = output_agreement(ours[0], ort_q[0])
@@ -73,20 +78,20 @@ def main():
         for t in a.threads:
             cpu = ["--backend", "cpu", "--threads", str(t)]
             k = {f: kestrel_bench(a.kestrel, p, flags, a.runs, cpu)["median_ms"]
-                 for f, p in [("fp32", model), ("static", static), ("dynamic", dynamic)]}
+                 for f, p in [("fp32", model), ("static", static), ("dynamic", dynamic), ("int4", int4)]}
             o = {f: ort_median_ms(p, feeds, t, a.runs)[0] for f, p in [("fp32", model), ("static", static),
-                                                                       ("dynamic", dynamic)]}
+                                                                       ("dynamic", dynamic), ("int4", int4)]}
             rows.append((name, t, k, o))
             print(f"{name} at {t} threads: kestrel {k}, onnxruntime {o}", flush=True)
     print(f"\nCPU, median of {a.runs} runs after warm-up; onnxruntime {ort.__version__}")
-    print("| model | threads | Kestrel fp32 ms | Kestrel int8 static ms | Kestrel int8 dynamic ms | ORT fp32 ms | "
-          "ORT int8 static ms | ORT int8 dynamic ms | Kestrel static / Kestrel fp32 speed | "
-          "Kestrel / ORT speed: fp32, static, dynamic |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    forms = ("fp32", "static", "dynamic", "int4")
+    print("| model | threads | Kestrel ms: fp32, int8 static, int8 dynamic, int4 weights | ORT ms: the same | "
+          "Kestrel static / Kestrel fp32 speed | Kestrel / ORT speed: fp32, static, dynamic, int4 |")
+    print("|---|---:|---|---|---:|---|")
     for name, t, k, o in rows:
-        ratios = ", ".join(f"{o[f] / k[f]:.2f}x" for f in ("fp32", "static", "dynamic"))
-        print(f"| {name} | {t} | {k['fp32']:.2f} | {k['static']:.2f} | {k['dynamic']:.2f} | {o['fp32']:.2f} | "
-              f"{o['static']:.2f} | {o['dynamic']:.2f} | {k['fp32'] / k['static']:.2f}x | {ratios} |")
+        ratios = ", ".join(f"{o[f] / k[f]:.2f}x" for f in forms)
+        print(f"| {name} | {t} | " + ", ".join(f"{k[f]:.2f}" for f in forms) + " | " +
+              ", ".join(f"{o[f]:.2f}" for f in forms) + f" | {k['fp32'] / k['static']:.2f}x | {ratios} |")
     print("\n| model | file | Kestrel vs ORT on it: cosine, max abs / range | Kestrel vs fp32: cosine | "
           "ORT vs fp32: cosine |")
     print("|---|---|---|---:|---:|")
