@@ -3,10 +3,12 @@
 // process as KESTREL_CPU_ISA caps it, each kernel is run, and the results are
 // held against a plain loop (or, for conversions, bit for bit against the
 // baseline). Levels the CPU lacks are skipped by name. Loading a session sets
-// the cap from its options, so the tests that load one cap again after.
+// the cap from its options, so the tests that load one run it through
+// run_at_level, which caps again after.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -31,6 +33,18 @@ class AtEachLevel : public ::testing::TestWithParam<CpuIsa> {
     ASSERT_EQ(cpu_isa(), GetParam());
   }
   void TearDown() override { cap_cpu_isa(CpuIsa::Avx512); }
+  // The model's outputs on the CPU backend at this test's level: loading a
+  // session sets the process's cap from its options, so the cap is set again
+  // after.
+  std::vector<Tensor> run_at_level(const std::string& model, const std::map<std::string, Tensor>& feeds,
+                                   CpuKernels kernels = CpuKernels::Fast) {
+    SessionOptions o;
+    o.backend = BackendChoice::Cpu;
+    o.cpu_kernels = kernels;
+    auto session = Session::load_bytes(model.data(), model.size(), o);
+    cap_cpu_isa(GetParam());
+    return session->run(feeds);
+  }
 };
 
 ops::WindowGeom geom(int64_t H, int64_t W, int64_t K, int64_t stride, int64_t dil, int64_t pad) {
@@ -100,15 +114,8 @@ TEST_P(AtEachLevel, MaxPoolGivesTheReferencesBits) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> u(-1.f, 1.f);
     for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
-    auto run = [&](CpuKernels kernels) {
-      SessionOptions o;
-      o.backend = BackendChoice::Cpu;
-      o.cpu_kernels = kernels;
-      auto session = Session::load_bytes(bytes.data(), bytes.size(), o);
-      cap_cpu_isa(GetParam());  // (loading set the process's cap from the options)
-      return session->run({{"x", x}})[0];
-    };
-    const Tensor got = run(CpuKernels::Fast), want = run(CpuKernels::Reference);
+    const Tensor got = run_at_level(bytes, {{"x", x}})[0];
+    const Tensor want = run_at_level(bytes, {{"x", x}}, CpuKernels::Reference)[0];
     ASSERT_EQ(got.shape(), want.shape());
     EXPECT_TRUE(got.same_as(want)) << "window " << k << ", stride " << stride;
   }
@@ -197,11 +204,7 @@ TEST_P(AtEachLevel, PerTensorQuantizationGivesThePerAxisBits) {
       const std::string bytes = test::bytes_of(m);
       Tensor t(DType::Float32, {3, n / 3});
       std::copy(x.begin(), x.end(), t.data<float>());
-      SessionOptions o;
-      o.backend = BackendChoice::Cpu;
-      auto session = Session::load_bytes(bytes.data(), bytes.size(), o);
-      cap_cpu_isa(GetParam());  // (loading set the process's cap from the options)
-      return session->run({{"x", t}});
+      return run_at_level(bytes, {{"x", t}});
     };
     const auto tensor = run(false), axis = run(true);
     EXPECT_TRUE(tensor[0].same_as(axis[0])) << "QuantizeLinear to type " << qtype;
@@ -250,15 +253,7 @@ TEST_P(AtEachLevel, QuantizedMatMulsGiveTheReferencesBits) {
   Tensor a(DType::UInt8, {2, 13, K});
   std::uniform_int_distribution<int> u(0, 255);
   for (int64_t i = 0; i < a.numel(); ++i) a.data<uint8_t>()[i] = uint8_t(u(rng));
-  auto run = [&](CpuKernels kernels) {
-    SessionOptions o;
-    o.backend = BackendChoice::Cpu;
-    o.cpu_kernels = kernels;
-    auto session = Session::load_bytes(model.data(), model.size(), o);
-    cap_cpu_isa(GetParam());  // (loading set the process's cap from the options)
-    return session->run({{"a", a}});
-  };
-  const auto fast = run(CpuKernels::Fast), reference = run(CpuKernels::Reference);
+  const auto fast = run_at_level(model, {{"a", a}}), reference = run_at_level(model, {{"a", a}}, CpuKernels::Reference);
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
 }
 

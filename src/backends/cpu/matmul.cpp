@@ -66,13 +66,7 @@ std::optional<Operands> read_operands(const KernelContext& ctx, int a, int az, i
   o.y_step = q.rows * q.N;
   o.out = A.shape();
   o.out.back() = q.N;
-  const Tensor* azt = optional(ctx, az);
-  const Tensor* bzt = optional(ctx, bz);
-  if (azt && (azt->numel() != 1 || azt->dtype() != A.dtype())) return std::nullopt;
-  if (bzt && ((bzt->numel() != 1 && bzt->numel() != q.N) || bzt->dtype() != B.dtype())) return std::nullopt;
-  q.a_zero = azt ? int32_t(azt->to_i64()[0]) : 0;
-  const std::vector<int64_t> z = bzt ? bzt->to_i64() : std::vector<int64_t>{0};
-  q.b_zero.assign(z.begin(), z.end());
+  if (!read_zero_points(optional(ctx, az), A.dtype(), optional(ctx, bz), B.dtype(), q)) return std::nullopt;
   return o;
 }
 

@@ -20,10 +20,11 @@ using namespace ops;
 
 bool eight_bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
-// B (input 1), its zero point (bz_at) and the bias (bias_at) into q where
-// the product takes them: A [..., K] (the caller checked its type), B an
-// 8-bit [K, N], the zero point one value or N of B's type, the bias N floats.
-bool read_b(const KernelContext& ctx, int bz_at, int bias_at, QGemmProblem& q) {
+// B (input 1), the zero points (az_at: A's, -1 where the op has none;
+// bz_at: B's) and the bias (bias_at) into q where the product takes them: A
+// [..., K] (the caller checked its type), B an 8-bit [K, N], the zero points
+// as read_zero_points takes them, the bias N floats.
+bool read_b(const KernelContext& ctx, int az_at, int bz_at, int bias_at, QGemmProblem& q) {
   const Tensor& A = ctx.input(0);
   const Tensor& B = ctx.input(1);
   if (!qgemm_available() || !eight_bit(B.dtype()) || A.rank() < 1 || B.rank() != 2 || A.shape().back() != B.dim(0) ||
@@ -34,14 +35,11 @@ bool read_b(const KernelContext& ctx, int bz_at, int bias_at, QGemmProblem& q) {
   q.rows = A.numel() / q.K;
   q.b = B.data<uint8_t>();
   q.b_unsigned = B.dtype() == DType::UInt8;
+  const Tensor* azt = az_at >= 0 && ctx.has_input(az_at) ? &ctx.input(az_at) : nullptr;
   const Tensor* bzt = ctx.has_input(bz_at) ? &ctx.input(bz_at) : nullptr;
   const Tensor* bias = ctx.has_input(bias_at) ? &ctx.input(bias_at) : nullptr;
-  if ((bzt && ((bzt->numel() != 1 && bzt->numel() != q.N) || bzt->dtype() != B.dtype())) ||
-      (bias && (bias->dtype() != DType::Float32 || bias->numel() != q.N)))
-    return false;
-  const std::vector<int64_t> z = bzt ? bzt->to_i64() : std::vector<int64_t>{0};
-  q.b_zero.assign(z.begin(), z.end());
-  return true;
+  if (bias && (bias->dtype() != DType::Float32 || bias->numel() != q.N)) return false;
+  return read_zero_points(azt, A.dtype(), bzt, B.dtype(), q);
 }
 
 // The product of q into output 0, scaled by a_scale * b_scale[n] (input
@@ -65,7 +63,7 @@ void run_scaled(KernelContext& ctx, const QGemmProblem& q, float a_scale, int bs
 void run_dynamic_quantize_matmul_8bit(KernelContext& ctx) {
   QGemmProblem q;
   const Tensor& A = ctx.input(0);
-  if (A.dtype() != DType::Float32 || !read_b(ctx, 3, 4, q))
+  if (A.dtype() != DType::Float32 || !read_b(ctx, -1, 3, 4, q))
     return run_reference_kernel(ctx);  // (which names what is wrong, if anything)
   std::vector<uint8_t> a(size_t(A.numel()));
   const DynamicQuantized aq = dynamic_quantize(ctx, A.data<float>(), A.numel(), a.data());
@@ -77,13 +75,10 @@ void run_dynamic_quantize_matmul_8bit(KernelContext& ctx) {
 void run_matmul_integer_to_float_8bit(KernelContext& ctx) {
   QGemmProblem q;
   const Tensor& A = ctx.input(0);
-  const Tensor* azt = ctx.has_input(4) ? &ctx.input(4) : nullptr;
-  if (!eight_bit(A.dtype()) || (azt && (azt->numel() != 1 || azt->dtype() != A.dtype())) ||
-      ctx.input(2).numel() != 1 || !read_b(ctx, 5, 6, q))
+  if (!eight_bit(A.dtype()) || ctx.input(2).numel() != 1 || !read_b(ctx, 4, 5, 6, q))
     return run_reference_kernel(ctx);
   q.a = A.data<uint8_t>();
   q.a_signed = A.dtype() == DType::Int8;
-  q.a_zero = azt ? int32_t(azt->to_i64()[0]) : 0;
   run_scaled(ctx, q, read_scales(ctx, 2, 1, "a_scale")[0], 3, 6);
 }
 

@@ -36,6 +36,16 @@ void panels_of(const KernelContext& ctx, const QGemmProblem& q, Panels& p) {
 
 bool qgemm_available() { return KESTREL_X86 && cpu_isa() >= CpuIsa::Avx2; }
 
+bool read_zero_points(const Tensor* az, DType a_type, const Tensor* bz, DType b_type, QGemmProblem& q) {
+  if ((az && (az->numel() != 1 || az->dtype() != a_type)) ||
+      (bz && ((bz->numel() != 1 && bz->numel() != q.N) || bz->dtype() != b_type)))
+    return false;
+  q.a_zero = az ? int32_t(az->to_i64()[0]) : 0;
+  const std::vector<int64_t> z = bz ? bz->to_i64() : std::vector<int64_t>{0};
+  q.b_zero.assign(z.begin(), z.end());
+  return true;
+}
+
 // The product takes A as u8 bytes U = a (int8 data: a + 128), so
 // a - za = U - za' with za' = za (+ 128); and B as s8 bytes w' = w - c
 // (c = 128 for uint8 weights, else 0), so w - zb = w' + cb with cb = c - zb
@@ -68,9 +78,8 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
     const int32_t cb = c - q.b_zero[q.b_zero.size() == 1 ? 0 : size_t(n)];
     row_scale[size_t(n)] = cb;
     row_term = row_term || cb != 0;
-    // (whatever e.col_add held) - za' (sum w' + K cb), exact modulo 2^32
-    col_add[size_t(n)] = int32_t(uint32_t(e.col_add ? e.col_add[n] : 0) -
-                                 uint32_t(za) * (uint32_t(p.col_sums[n]) + uint32_t(q.K) * uint32_t(cb)));
+    // -za' (sum w' + K cb), exact modulo 2^32
+    col_add[size_t(n)] = int32_t(0u - uint32_t(za) * (uint32_t(p.col_sums[n]) + uint32_t(q.K) * uint32_t(cb)));
   }
   std::vector<int32_t> row_sums;
   if (row_term) {

@@ -27,6 +27,11 @@ struct QGemmProblem {
   std::vector<int32_t> b_zero;             // one, or one per column
 };
 
+// The zero points into q (its N set) where the product takes them: A's
+// (null: 0) one value of A's type, B's (null: 0) one or one per column of
+// B's type; false otherwise (the reference kernel then runs).
+bool read_zero_points(const Tensor* az, DType a_type, const Tensor* bz, DType b_type, QGemmProblem& q);
+
 // The panels of B, packed at load, from the node's kPackedWeightsAttr
 // inputs where it has them, else built from p.b now.
 void run_qgemm(ops::KernelContext& ctx, const QGemmProblem& p, QGemmEpilogue e);
