@@ -117,22 +117,45 @@ TEST(MixedPrecision, CancellationIsFoundByTheMixedRunsError) {
 // Calibrated on small inputs, x * 100 * 0.01 runs in float16; an input 500
 // times larger overflows it there. That run's outputs are not finite where
 // float32's are: float32's answer is returned, and the report says so.
-TEST(MixedPrecision, ALaterOverflowIsRecomputedInFloat32) {
-  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+// y = x * 100 * 0.01 over n values: its middle value overflows float16
+// once x passes 655.
+std::string up_and_down(int64_t n) {
   auto m = make_model(17);
   auto* g = m.mutable_graph();
-  g->set_name("later");
-  add_input(g, "x", {1, kN});
+  g->set_name("up_and_down");
+  add_input(g, "x", {1, n});
   scalar(g, "hundred", 100.0f);
   scalar(g, "hundredth", 0.01f);
   node(g, "Mul", {"x", "hundred"}, "up");
   node(g, "Mul", {"up", "hundredth"}, "y");
   add_output(g, "y");
-  auto s16 = vulkan_session(bytes_of(m), "fp16");
+  return bytes_of(m);
+}
+
+TEST(MixedPrecision, ALaterOverflowIsRecomputedInFloat32) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  auto s16 = vulkan_session(up_and_down(kN), "fp16");
   s16->run({{"x", input(1.0f)}});
   EXPECT_THAT(note_of(*s16), ::testing::HasSubstr("2 of 2 GPU nodes in fp16")) << note_of(*s16);
   const Tensor x = input(500.0f);  // up reaches 1e5
   expect_close(s16->run({{"x", x}})[0], x, 1e-6);
+  EXPECT_THAT(note_of(*s16), ::testing::HasSubstr("the fp32 answer was returned")) << note_of(*s16);
+}
+
+// The same over an output large enough (16 MB of float32) that the check for
+// non-finite values splits it over threads, with the only overflow in its
+// last element: no block of it goes unread.
+TEST(MixedPrecision, AnOverflowInTheLastElementOfALargeOutputIsFound) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  constexpr int64_t kLarge = int64_t(4) << 20;
+  auto s16 = vulkan_session(up_and_down(kLarge), "fp16", 2);
+  Tensor x(DType::Float32, {1, kLarge});
+  for (int64_t i = 0; i < kLarge; ++i) x.data<float>()[i] = float(i % 7) * 0.25f;
+  s16->run({{"x", x}});
+  EXPECT_THAT(note_of(*s16), ::testing::HasSubstr("2 of 2 GPU nodes in fp16")) << note_of(*s16);
+  x.data<float>()[kLarge - 1] = 1000.0f;  // up reaches 1e5: infinite in float16
+  const Tensor y = s16->run({{"x", x}})[0];
+  EXPECT_FLOAT_EQ(y.data<float>()[kLarge - 1], 1000.0f);
   EXPECT_THAT(note_of(*s16), ::testing::HasSubstr("the fp32 answer was returned")) << note_of(*s16);
 }
 

@@ -74,11 +74,12 @@ inline Tensor ramp(int64_t n) {
 }
 
 // A Vulkan session of one thread in `precision` ("fp32", "fp16", "auto").
-inline std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32") {
+inline std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32",
+                                               int threads = 1) {
   SessionOptions o;
   o.backend = BackendChoice::Vulkan;
   o.precision = parse_precision(precision);
-  o.threads = 1;
+  o.threads = threads;
   return Session::load_bytes(bytes.data(), bytes.size(), o);
 }
 

@@ -15,7 +15,7 @@ std::string PlacementReport::summary() const {
        << submits << " submits; host: ";
     if (replayed) os << "replayed the recorded work, ";
     else os << record_ms << " ms recording, ";
-    os << cpu_ms << " ms on CPU nodes, " << wait_ms
+    os << cpu_ms << " ms on CPU nodes, " << transfer_ms << " ms moving inputs and outputs, " << wait_ms
        << " ms waiting for the device (at most " << longest_wait_ms << " ms for one submit)";
   } else {
     os << " have a GPU kernel (before a run: one may still keep small host tensors, or shapes past the device's "

@@ -16,6 +16,7 @@ struct PlacementReport {
   double wait_ms = 0;                        // host time spent waiting for the device
   double longest_wait_ms = 0;                // ... of which the longest for one submit
   double record_ms = 0, cpu_ms = 0;          // host time recording GPU nodes / running CPU nodes
+  double transfer_ms = 0;                    // host time writing inputs into staging memory and reading outputs out
   bool replayed = false;                     // the run replayed an earlier run's recorded work (no recording)
   std::string not_replayable;                // why later runs at this signature record again, when they must
   // Device time by kernel (shader name -> ms, dispatches), from timestamps

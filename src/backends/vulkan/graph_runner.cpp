@@ -260,10 +260,12 @@ std::vector<Tensor> VulkanCompiled::run_on_device(const std::vector<Tensor>& inp
     if (replayable && res->replay->matches(sig, plan, generation, withdrawals)) {
       if (!g_.nodes.empty()) opts.check_stop_before(g_.nodes.front());
       std::vector<Tensor> outs;
-      if (replay_run(*res, *res->replay, inputs, outs, opts.threads, opts.output_sink)) {
+      double transfer_ms = 0;
+      if (replay_run(*res, *res->replay, inputs, outs, opts.threads, opts.output_sink, transfer_ms)) {
         backends::PlacementReport report = res->replay->report;
         report.replayed = true;
         report.record_ms = report.cpu_ms = 0;
+        report.transfer_ms = transfer_ms;
         report.submits = res->rec.submits();
         report.wait_ms = res->rec.wait_ms();
         report.longest_wait_ms = res->rec.longest_wait_ms();

@@ -1,6 +1,7 @@
 #include "backends/vulkan/replay.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "backends/vulkan/run_state.h"
 #include "backends/vulkan/transfer.h"
@@ -8,14 +9,17 @@
 namespace kestrel::vulkan {
 
 bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
-                int threads, const backends::OutputSink* sink) {
+                int threads, const backends::OutputSink* sink, double& transfer_ms) {
   for (const Replay::Input& in : r.inputs)
     if (!storable(inputs[in.index]).empty()) return false;
+  const auto t0 = std::chrono::steady_clock::now();
   for (const Replay::Input& in : r.inputs) {
     write_storage(inputs[in.index], in.half, in.staging->a.mapped(), threads);
     res.host.host_wrote(in.staging->a);
   }
+  const auto t1 = std::chrono::steady_clock::now();
   res.rec.replay();
+  const auto t2 = std::chrono::steady_clock::now();
   outs.clear();
   for (const Replay::Output& o : r.outputs) {
     if (o.input >= 0) {
@@ -28,6 +32,7 @@ bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& i
     outs.push_back(read_storage(o.tensor, m.a.mapped() + (o.staging ? 0 : o.tensor.view_offset), threads,
                                 output_destination(sink, i, o.tensor)));
   }
+  transfer_ms = std::chrono::duration<double, std::milli>(t1 - t0 + (std::chrono::steady_clock::now() - t2)).count();
   return true;
 }
 

@@ -78,10 +78,11 @@ struct ReplayCapture {
 // OutputSink). False, with nothing submitted, when an
 // input cannot be stored as the kept run stored it (int64 values past
 // int32's range): the caller then runs the graph the usual way.
+// transfer_ms: the host's time writing the inputs and reading the outputs.
 struct RunResources;
 struct RunState;
 bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
-                int threads, const backends::OutputSink* sink);
+                int threads, const backends::OutputSink* sink, double& transfer_ms);
 
 
 // At the end of a run that captured (st.capture): when it stayed

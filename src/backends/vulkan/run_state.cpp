@@ -1,6 +1,7 @@
 #include "backends/vulkan/run_state.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -60,7 +61,9 @@ GpuTensor RunState::upload(const Tensor& t, int v, bool half) {
     }
   }
   auto stg = device_memory(res.host, bytes);
+  const auto t0 = std::chrono::steady_clock::now();
   write_storage(t, g.half, stg->a.mapped(), opts.threads);
+  report.transfer_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   res.host.host_wrote(stg->a);
   res.rec.copy(range_of(stg->a, 0, bytes, false), g.range(true));
   if (capture && v >= 0 && c.input_index(v) >= 0) capture->replay.inputs.push_back({size_t(c.input_index(v)), stg, g.half});
@@ -103,8 +106,10 @@ void RunState::to_host(const std::vector<int>& values, const std::map<int, Tenso
     if (stg) stg->owner->host_will_read(stg->a);
     else t.memory->owner->host_will_read(t.memory->a);
     const auto dst = into.find(v);
+    const auto t0 = std::chrono::steady_clock::now();
     host[size_t(v)] = read_storage(t, stg ? stg->a.mapped() : t.memory->a.mapped() + t.view_offset, opts.threads,
                                    dst == into.end() ? Tensor() : dst->second);
+    report.transfer_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
 }
 
