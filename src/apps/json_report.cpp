@@ -19,6 +19,7 @@ Json to_json(const vulkan::DeviceInfo& d) {
           {"memory_heaps", heaps},
           {"unified_memory", d.unified_memory},
           {"subgroup_size", d.subgroup_size},
+          {"subgroup_arithmetic", d.subgroup_arithmetic},
           {"shader_float16", d.shader_float16},
           {"shader_int8", d.shader_int8},
           {"storage_16bit", d.storage_16bit},

@@ -140,6 +140,9 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   for (int i = 0; i < 16; ++i) std::snprintf(uuid + 2 * i, 3, "%02x", ids.deviceUUID[i]);
   d.device_uuid = uuid;
   d.subgroup_size = subgroup.subgroupSize;
+  d.subgroup_arithmetic = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
   for (int i = 0; i < 3; ++i) {
     d.max_workgroup_count[i] = p.limits.maxComputeWorkGroupCount[i];
     d.max_workgroup_size[i] = p.limits.maxComputeWorkGroupSize[i];

@@ -26,6 +26,7 @@ struct DeviceInfo {
   // SoCs, CPU implementations): tensors are mapped, no staging copies.
   bool unified_memory = false;
   uint32_t subgroup_size = 0;
+  bool subgroup_arithmetic = false;  // subgroupAdd and subgroupMax in compute shaders (the row shaders' sg variants)
   bool shader_float16 = false, shader_int8 = false;
   bool storage_16bit = false, storage_8bit = false;
   bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;

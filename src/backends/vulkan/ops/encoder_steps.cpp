@@ -100,7 +100,7 @@ void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, c
 void layer_norm(OpContext& ctx, const GpuTensor& x, const GpuTensor& scale, const GpuTensor* bias,
                 const GpuTensor& y, int64_t rows, int64_t d, float eps, bool x_float32) {
   NormPush p{0, 0, uint32_t(d), 1, uint32_t(d), uint32_t(d), eps};
-  dispatch_rows(ctx, x_float32 && ctx.half() ? "norm_rows_stream32" : "norm_rows", {0, bias ? 1 : 0, 0},
+  dispatch_rows(ctx, norm_rows_shader(ctx, d, x_float32 && ctx.half()), {0, bias ? 1 : 0, 0},
                 {In(x), In(scale), In(bias ? *bias : scale), Out(y), Out(y), Out(y)}, &p, sizeof p, uint64_t(rows),
                 uint64_t(2 * d));
 }

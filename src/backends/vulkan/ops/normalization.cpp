@@ -54,7 +54,7 @@ void layer_norm(OpContext& ctx) {
   const GpuTensor& mean = wants_output(ctx, 1) ? ctx.output(1, DType::Float32, stat) : x;
   const GpuTensor& inv = wants_output(ctx, 2) ? ctx.output(2, DType::Float32, stat) : x;
   NormPush p{0, 0, uint32_t(n), 1, uint32_t(scale_len), uint32_t(bias_len), ctx.node.attr_f("epsilon", 1e-5f)};
-  dispatch_rows(ctx, "norm_rows", {0, has_bias ? 1 : 0, stats ? 1 : 0},
+  dispatch_rows(ctx, norm_rows_shader(ctx, n, false), {0, has_bias ? 1 : 0, stats ? 1 : 0},
                 {In(x), In(scale), In(has_bias ? ctx.input(2) : scale), Out(y), Out(mean), Out(inv)}, &p, sizeof p,
                 uint64_t(rows), uint64_t(2 * n));
 }
@@ -70,7 +70,7 @@ void instance_norm(OpContext& ctx) {
   int64_t rows = x.shape[0] * c, n = x.numel() / rows;
   GpuTensor& y = ctx.output(0, x.dtype, x.shape);
   NormPush p{0, 0, uint32_t(n), uint32_t(c), 1, 1, ctx.node.attr_f("epsilon", 1e-5f)};
-  dispatch_rows(ctx, "norm_rows", {1, 1, 0},
+  dispatch_rows(ctx, norm_rows_shader(ctx, n, false), {1, 1, 0},
                 {In(x), In(ctx.input(1)), In(ctx.input(2)), Out(y), Out(y), Out(y)}, &p, sizeof p, uint64_t(rows),
                 uint64_t(2 * n));
 }

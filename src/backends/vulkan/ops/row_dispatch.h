@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "backends/vulkan/op.h"
 #include "backends/vulkan/ops/util.h"
@@ -30,6 +31,16 @@ inline void dispatch_rows(OpContext& ctx, const std::string& shader, const std::
     grid_for(r1 - r0, max_x, gx, gy);
     ctx.dispatch(shader, spec, bindings, push, push_bytes, gx, gy, 1);
   }
+}
+
+// norm_rows.comp holds a row of up to this many elements in registers (its
+// ROW_HELD). Such rows take its sg variants where the device has subgroup
+// arithmetic: 32 threads a row and no barrier tree.
+constexpr int64_t kNormRowHeld = 1024;
+inline std::string norm_rows_shader(const OpContext& ctx, int64_t n, bool stream32) {
+  const bool sg = n <= kNormRowHeld && ctx.device().subgroup_arithmetic;
+  if (stream32) return sg ? "norm_rows_stream32sg" : "norm_rows_stream32";
+  return sg ? "norm_rows_sg" : "norm_rows";
 }
 
 }  // namespace kestrel::vulkan

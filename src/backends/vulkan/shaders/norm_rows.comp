@@ -1,11 +1,21 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
 // variant stream32: KESTREL_FLOAT32_STREAM
+// variant sg: KESTREL_SUBGROUP_ROWS
+// variant stream32sg: KESTREL_FLOAT32_STREAM_SUBGROUP_ROWS
 // LayerNormalization (MODE 0) and InstanceNormalization (MODE 1), one
 // workgroup per normalized row of n contiguous elements. Mean, then the
 // variance of (x - mean): two passes, no cancellation, float32 sums.
 // LayerNorm's scale/bias index the row (modulo their length, for the ones
-// that broadcast); InstanceNorm's the channel, row % channels.
+// that broadcast); InstanceNorm's the channel, row % channels. A row of at
+// most ROW_HELD elements is read once, into registers; a longer one once
+// per pass. The sg variants (rows.glsl: 32 threads and subgroup sums) are
+// for rows that short, on devices with subgroup arithmetic.
+#ifdef KESTREL_FLOAT32_STREAM_SUBGROUP_ROWS
+#define KESTREL_FLOAT32_STREAM 1
+#define KESTREL_SUBGROUP_ROWS 1
+#endif
 #include "common.glsl"
 #include "rows.glsl"
 layout(constant_id = 0) const int MODE = 0;
@@ -25,34 +35,71 @@ layout(push_constant) uniform Push {
   float eps;
 } pc;
 
+const uint ROW_HELD = 1024;  // (ops/row_dispatch.h: kNormRowHeld)
+const uint HELD = ROW_HELD / gl_WorkGroupSize.x;
+
 void main() {
   uint row = pc.row_base + kestrel_row();
   if (row >= pc.row_end) return;  // uniform over the workgroup
   uint t = gl_LocalInvocationID.x, wg = gl_WorkGroupSize.x;
   uint base = row * pc.n;
+  const bool held = pc.n <= ROW_HELD;
+  float v[HELD];  // element t + wg c in slot c (held rows)
   float s = 0.0;
-  for (uint j = t; j < pc.n; j += wg) s += LD(x[base + j]);
+  if (held) {
+    [[unroll]] for (uint c = 0; c < HELD; ++c) {
+      uint j = t + c * wg;
+      v[c] = j < pc.n ? LD(x[base + j]) : 0.0;
+      s += v[c];
+    }
+  } else {
+    for (uint j = t; j < pc.n; j += wg) s += LD(x[base + j]);
+  }
   float mean = kestrel_wg_sum(s) / float(pc.n);
   float q = 0.0;
-  for (uint j = t; j < pc.n; j += wg) {
-    float d = LD(x[base + j]) - mean;
-    q += d * d;
+  if (held) {
+    [[unroll]] for (uint c = 0; c < HELD; ++c) {
+      float d = t + c * wg < pc.n ? v[c] - mean : 0.0;
+      q += d * d;
+    }
+  } else {
+    for (uint j = t; j < pc.n; j += wg) {
+      float d = LD(x[base + j]) - mean;
+      q += d * d;
+    }
   }
   float inv = inversesqrt(kestrel_wg_sum(q) / float(pc.n) + pc.eps);
   if (STATS != 0 && t == 0) {
     mean_out[row] = ST(mean);
     inv_out[row] = ST(inv);
   }
+  float k = inv, b = -mean * inv;  // InstanceNorm: one scale and bias for the row
   if (MODE == 1) {
     uint ch = row % pc.channels;
-    float k = inv * LD(scale[ch]);
-    float b = (HAS_BIAS != 0 ? LD(bias[ch]) : 0.0) - mean * k;
-    for (uint j = t; j < pc.n; j += wg) y[base + j] = ST(LD(x[base + j]) * k + b);
+    k = inv * LD(scale[ch]);
+    b = (HAS_BIAS != 0 ? LD(bias[ch]) : 0.0) - mean * k;
+  }
+  // LayerNorm's parameters usually span the row: no modulo then.
+  const bool whole = pc.scale_len == pc.n && pc.bias_len == pc.n;
+  if (held) {
+    [[unroll]] for (uint c = 0; c < HELD; ++c) {
+      uint j = t + c * wg;
+      if (j >= pc.n) break;
+      float r = v[c] * k + b;
+      if (MODE == 0) {
+        r = (v[c] - mean) * inv * LD(scale[whole ? j : j % pc.scale_len]);
+        if (HAS_BIAS != 0) r += LD(bias[whole ? j : j % pc.bias_len]);
+      }
+      y[base + j] = ST(r);
+    }
   } else {
     for (uint j = t; j < pc.n; j += wg) {
-      float v = (LD(x[base + j]) - mean) * inv * LD(scale[j % pc.scale_len]);
-      if (HAS_BIAS != 0) v += LD(bias[j % pc.bias_len]);
-      y[base + j] = ST(v);
+      float xv = LD(x[base + j]), r = xv * k + b;
+      if (MODE == 0) {
+        r = (xv - mean) * inv * LD(scale[whole ? j : j % pc.scale_len]);
+        if (HAS_BIAS != 0) r += LD(bias[whole ? j : j % pc.bias_len]);
+      }
+      y[base + j] = ST(r);
     }
   }
 }
