@@ -178,6 +178,12 @@ bool expect_faithful(const Fixture& f, const char* exp, const std::string& backe
     for (const auto& [reason, count] : placement->cpu_reasons)
       EXPECT_EQ(reason.find("fused encoder"), std::string::npos) << path << ": " << reason;
     EXPECT_GT(placement->gpu_flops_share(), 0.9) << path;
+    // In float16 storage the fused nodes must keep it: one kept in float32
+    // gives float32's answer, which would hide a float16 kernel's error.
+    for (const auto& c : s->families().claims)
+      if (half)
+        EXPECT_EQ(placement->precision_note.find("'" + c.node + "'"), std::string::npos)
+            << path << ": the fused node was kept in float32: " << placement->precision_note;
   }
   for (const auto& c : s->families().claims) {
     int64_t id = 0;

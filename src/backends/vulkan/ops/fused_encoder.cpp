@@ -187,6 +187,12 @@ class VulkanSteps final : public fam::StepRunner {
   // Whether b holds float32 in a float16 node: the stream, when the
   // schedule keeps it float32 (EncoderSchedule::half_stream).
   bool float32(Buffer b) const { return stream32_ && b == Buffer::Stream; }
+  // Bytes of one value in b. (The scratch buffers are untyped words: their
+  // values are the node's storage precision, or float32 where float32(b).)
+  size_t value_bytes(Buffer b) const {
+    if (b == Buffer::Input) return ctx_.input(0).element_bytes();
+    return ctx_.half() && !float32(b) ? 2 : 4;
+  }
   // n elements of `from` into y (float32 when y_float32), converted where
   // their precisions differ.
   void transfer(Buffer from, const GpuTensor& y, bool y_float32, int64_t n) {
@@ -210,10 +216,16 @@ class VulkanSteps final : public fam::StepRunner {
   void move_windows(const Step& st, bool scatter) {
     const auto a = shape_.attention(s_, st.window);
     const fam::WindowGrid& g = a.grid;
-    WindowPush p{0, 0, uint32_t(shape_.height), uint32_t(shape_.width), uint32_t(shape_.channels), uint32_t(g.rows),
+    const GpuTensor &x = buf(st.in), &y = buf(st.out);
+    // Whole 16-byte words per row, both bindings aligned to them: moved a word at a time.
+    const size_t row_bytes = size_t(shape_.channels) * value_bytes(st.in);
+    const bool words = value_bytes(st.in) == value_bytes(st.out) && row_bytes % 16 == 0 &&
+                       x.range(false).offset % 16 == 0 && y.range(false).offset % 16 == 0;
+    const int64_t units = words ? int64_t(row_bytes / 16) : shape_.channels;
+    WindowPush p{0, 0, uint32_t(shape_.height), uint32_t(shape_.width), uint32_t(units), uint32_t(g.rows),
                  uint32_t(g.cols), uint32_t(g.per_row), uint32_t(g.per_col)};
-    ctx_.dispatch_elements("window", {scatter ? 1 : 0}, {In(buf(st.in)), Out(buf(st.out))}, &p, sizeof p,
-                           uint64_t(a.sequences * a.tokens * shape_.channels));
+    ctx_.dispatch_elements("window", {scatter ? 1 : 0, words ? 1 : 0}, {In(x), Out(y)}, &p, sizeof p,
+                           uint64_t(a.sequences * a.tokens * units));
   }
 
   OpContext& ctx_;
