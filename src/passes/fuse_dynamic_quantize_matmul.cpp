@@ -83,25 +83,15 @@ int fuse_dynamic_quantize_matmuls(ir::Graph& g) {
     if ((scale->inputs[0] != dq->outputs[1] && scale->inputs[1] != dq->outputs[1]) ||
         !per_column_floats(g, ws, N, true))
       continue;
-    // A bias added next (quantize_dynamic leaves a Linear's Add after the Mul).
-    int out = mul->outputs[0], bias = -1;
-    const int add_at = uses.sole_reader(out);
-    if (const ir::Node* add = node_if(g, add_at, "Add"); add && add->inputs.size() == 2 && add->outputs.size() == 1) {
-      const int b = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
-      if (per_column_floats(g, b, N, false) && add->outputs[0] >= 0) {
-        bias = b;
-        out = add->outputs[0];
-        removed[size_t(add_at)] = true;
-      }
-    }
     ir::Node f;
     f.name = mi.name;
     f.domain = "com.microsoft";
     f.op_type = "DynamicQuantizeMatMul";
     f.opset = 1;
     f.inputs = {dq->inputs[0], mi.inputs[1], ws, wzp};
-    if (bias >= 0) f.inputs.push_back(bias);
-    f.outputs = {out};
+    f.outputs = {mul->outputs[0]};
+    // A bias added next (quantize_dynamic leaves a Linear's Add after the Mul).
+    absorb_bias_add(g, uses.sole_reader(mul->outputs[0]), mul->outputs[0], N, f, removed);
     removed[size_t(cast_at)] = true;
     removed[size_t(mul_at)] = true;
     removed[size_t(uses.producer(s))] = true;

@@ -79,19 +79,7 @@ int fuse_qdq_matmuls(ir::Graph& g) {
       f.opset = 1;
       f.inputs = {dx->inputs[0], dw->inputs[0], dx->inputs[1], dw->inputs[1], xzp, wzp};
       f.outputs = {mm.outputs[0]};
-      // A bias added next joins the epilogue.
-      const ir::Node* add = next >= 0 && !removed[size_t(next)] && is_op(g.nodes[size_t(next)], "Add")
-                                ? &g.nodes[size_t(next)]
-                                : nullptr;
-      if (add && add->inputs.size() == 2 && add->outputs.size() == 1 && add->outputs[0] >= 0) {
-        const int b = add->inputs[0] == mm.outputs[0] ? add->inputs[1] : add->inputs[0];
-        const Tensor* bias = constant(g, b);
-        if (bias && bias->dtype() == DType::Float32 && bias->rank() == 1 && bias->numel() == N) {
-          f.inputs.push_back(b);
-          f.outputs = {add->outputs[0]};
-          removed[size_t(next)] = true;
-        }
-      }
+      absorb_bias_add(g, next, mm.outputs[0], N, f, removed);  // a bias added next joins the epilogue
     }
     g.nodes[i] = std::move(f);
     ++fused;

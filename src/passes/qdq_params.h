@@ -3,6 +3,7 @@
 #pragma once
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "passes/graph_uses.h"
@@ -86,6 +87,25 @@ inline void drop_unread_dequantizers(ir::Graph& g) {
     }
     if (again) erase_nodes(g, dead);
   }
+}
+
+// A Linear's bias Add after a fused product, taken into the fused node f
+// (DynamicQuantizeMatMul, MatMulIntegerToFloat: the bias is their last
+// input): when the node at `add_at` (-1: none) is an Add of the product's
+// output and a float32 initializer of N values, the bias joins f's inputs,
+// the Add's output becomes f's, and the Add is marked removed.
+inline bool absorb_bias_add(const ir::Graph& g, int add_at, int product, int64_t N, ir::Node& f,
+                            std::vector<bool>& removed) {
+  if (add_at < 0 || removed[size_t(add_at)]) return false;
+  const ir::Node& add = g.nodes[size_t(add_at)];
+  if (!is_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1 || add.outputs[0] < 0) return false;
+  const int b = add.inputs[0] == product ? add.inputs[1] : add.inputs[0];
+  const Tensor* bias = constant(g, b);
+  if (!bias || bias->dtype() != DType::Float32 || bias->rank() > 1 || bias->numel() != N) return false;
+  f.inputs.push_back(b);
+  f.outputs = {add.outputs[0]};
+  removed[size_t(add_at)] = true;
+  return true;
 }
 
 }  // namespace kestrel::passes

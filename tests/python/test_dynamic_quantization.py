@@ -49,7 +49,7 @@ def ort_run(path, x, level):
 def profiled_ops(path):
     run = subprocess.run([KESTREL, "bench", str(path), "--backend", "cpu", "--runs", "1", "--profile"],
                          capture_output=True, text=True, check=True)
-    return set(re.findall(r"^(\w+)\s+[0-9.]+\s+[0-9.]+%", run.stdout, re.M))
+    return {op: int(n) for op, n in re.findall(r"^(\w+)\s+[0-9.]+\s+[0-9.]+%\s+(\d+)", run.stdout, re.M)}
 
 
 @pytest.mark.parametrize("weight_type,per_channel", [(QuantType.QInt8, False), (QuantType.QInt8, True),
@@ -62,6 +62,7 @@ def test_dynamically_quantized_projections_are_onnx_runtimes_bit_for_bit(tmp_pat
     assert {"DynamicQuantizeLinear", "MatMulInteger"} <= written, written
     ops = profiled_ops(q)
     assert "DynamicQuantizeMatMul" in ops and "MatMulInteger" not in ops and "Cast" not in ops, ops
+    assert ops["DynamicQuantizeMatMul"] == 4 and ops["Add"] == 1, ops  # the two biases taken in; q * k + v's Add left
     ours = np.asarray(kestrel.InferenceSession(str(q), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
     unfused = ort_run(q, x, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     fused = ort_run(q, x, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
@@ -81,7 +82,7 @@ def test_a_quantized_projection_whose_scale_is_also_read_elsewhere_keeps_its_for
     m.graph.node.append(helper.make_node("Identity", [scale_mul.output[0]], ["s_out"]))
     m.graph.output.append(helper.make_tensor_value_info("s_out", TensorProto.FLOAT, None))
     onnx.save(m, str(q))
-    assert {"MatMulInteger", "DynamicQuantizeMatMul"} <= profiled_ops(q)  # that projection alone kept
+    assert {"MatMulInteger", "DynamicQuantizeMatMul"} <= profiled_ops(q).keys()  # that projection alone kept
     ours = kestrel.InferenceSession(str(q), providers=["CPUExecutionProvider"]).run(None, {"x": x})
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
