@@ -17,44 +17,11 @@
 namespace kestrel::ops {
 namespace {
 
-// Which scale/zero-point value element i of x uses: one for the tensor, one
-// per index along `axis`, or one per block of `block` indices along it.
-struct ParamMap {
-  int64_t inner = 1;   // elements after the axis
-  int64_t dim = 1;     // x's size along the axis
-  int64_t block = 0;   // 0: per axis (or per tensor when count == 1)
-  int64_t count = 1;   // parameter values along the axis
-  int64_t at(int64_t i) const {
-    if (count == 1 && block == 0) return 0;
-    int64_t a = (i / inner) % dim;
-    if (block == 0) return a;
-    int64_t outer = i / (inner * dim), in = i % inner;
-    return (outer * count + a / block) * inner + in;
-  }
-};
-
-ParamMap param_map(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
-  ParamMap m;
-  int64_t block = ctx.node.attr_i("block_size", 0);
-  if (scale.numel() == 1 && scale.rank() <= 1 && block == 0) return m;
-  int axis = normalize_axis(ctx, ctx.node.attr_i("axis", 1), x.rank());
-  m.dim = x.dim(axis);
-  for (int i = axis + 1; i < x.rank(); ++i) m.inner *= x.dim(i);
-  if (block > 0) {
-    // Blocked (opset 21): scale has x's shape with the axis divided into blocks.
-    Shape want = x.shape();
-    want[size_t(axis)] = (m.dim + block - 1) / block;
-    if (scale.shape() != want)
-      ctx.fail("scale has shape ", shape_str(scale.shape()), "; block_size ", block, " on axis ", axis, " of x ",
-               shape_str(x.shape()), " needs ", shape_str(want));
-    m.block = block;
-    m.count = want[size_t(axis)];
-    return m;
-  }
-  if (scale.rank() != 1 || scale.numel() != m.dim)
-    ctx.fail("per-axis scale has shape ", shape_str(scale.shape()), " but x ", shape_str(x.shape()), " has ", m.dim,
-             " entries along axis ", axis);
-  m.count = m.dim;
+QuantParamMap param_map(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
+  std::string error;
+  QuantParamMap m = quant_param_map(x.shape(), scale.shape(), ctx.node.attr_i("axis", 1), ctx.node.attr_i("block_size", 0),
+                                    error);
+  if (!error.empty()) ctx.fail(error);
   return m;
 }
 
@@ -84,6 +51,37 @@ void check_zero_point(const KernelContext& ctx, const Tensor& scale, const Tenso
 }
 
 }  // namespace
+
+QuantParamMap quant_param_map(const Shape& x, const Shape& scale, int64_t axis_attr, int64_t block,
+                              std::string& error) {
+  QuantParamMap m;
+  error.clear();
+  if (shape_numel(scale) == 1 && scale.size() <= 1 && block == 0) return m;
+  const int64_t rank = int64_t(x.size());
+  if (axis_attr < -rank || axis_attr >= std::max<int64_t>(rank, 1)) {
+    error = "axis " + std::to_string(axis_attr) + " is out of range for rank " + std::to_string(rank);
+    return m;
+  }
+  const size_t axis = size_t(axis_attr < 0 ? axis_attr + rank : axis_attr);
+  m.dim = x[axis];
+  for (size_t i = axis + 1; i < x.size(); ++i) m.inner *= x[i];
+  if (block > 0) {
+    // Blocked (opset 21): scale has x's shape with the axis divided into blocks.
+    Shape want = x;
+    want[axis] = (m.dim + block - 1) / block;
+    if (scale != want)
+      error = "scale has shape " + shape_str(scale) + "; block_size " + std::to_string(block) + " on axis " +
+              std::to_string(axis) + " of x " + shape_str(x) + " needs " + shape_str(want);
+    m.block = block;
+    m.count = want[axis];
+    return m;
+  }
+  if (scale.size() != 1 || scale[0] != m.dim)
+    error = "per-axis scale has shape " + shape_str(scale) + " but x " + shape_str(x) + " has " +
+            std::to_string(m.dim) + " entries along axis " + std::to_string(axis);
+  m.count = m.dim;
+  return m;
+}
 
 // The per-tensor 8-bit loops, at the baseline and for AVX2: at the
 // baseline's 4-wide SSE2 (its division and the saturating conversion)
@@ -197,7 +195,7 @@ namespace {
 void run_quantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
-  ParamMap m = param_map(ctx, x, scale);
+  QuantParamMap m = param_map(ctx, x, scale);
   DType qt = DType::UInt8;
   if (ctx.has_input(2)) {
     check_zero_point(ctx, scale, ctx.input(2));
@@ -234,7 +232,7 @@ void run_quantize(KernelContext& ctx) {
 void run_dequantize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
-  ParamMap m = param_map(ctx, x, scale);
+  QuantParamMap m = param_map(ctx, x, scale);
   if (ctx.has_input(2)) {
     check_zero_point(ctx, scale, ctx.input(2));
     if (ctx.input(2).dtype() != x.dtype())

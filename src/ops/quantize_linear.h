@@ -4,10 +4,34 @@
 // one thread at the CPU's widest level (ops/quantize.cpp).
 #pragma once
 #include <cstdint>
+#include <string>
 
+#include "core/tensor.h"
 #include "ops/registry.h"
 
 namespace kestrel::ops {
+
+// Which scale and zero-point value element i of QuantizeLinear's or
+// DequantizeLinear's x uses: one for the tensor, one per index along
+// `axis`, or one per block of `block` indices along it (opset 21). Every
+// backend reads the attributes through quant_param_map.
+struct QuantParamMap {
+  int64_t inner = 1;   // elements after the axis
+  int64_t dim = 1;     // x's size along the axis
+  int64_t block = 0;   // 0: per axis (or per tensor when count == 1)
+  int64_t count = 1;   // parameter values along the axis
+  bool per_tensor() const { return count == 1 && block == 0; }
+  int64_t at(int64_t i) const {
+    if (per_tensor()) return 0;
+    int64_t a = (i / inner) % dim;
+    if (block == 0) return a;
+    int64_t outer = i / (inner * dim), in = i % inner;
+    return (outer * count + a / block) * inner + in;
+  }
+};
+// The map for x and scale of these shapes and the node's `axis` and
+// `block_size` attributes; `error` says why they do not fit (else empty).
+QuantParamMap quant_param_map(const Shape& x, const Shape& scale, int64_t axis, int64_t block, std::string& error);
 
 void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);
 void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q, int64_t n);

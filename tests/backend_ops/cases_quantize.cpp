@@ -16,6 +16,34 @@ std::vector<OpCase> cases() {
                .inputs = {rnd("x", {1, 1000003}, 0.5f, 3)}, .outputs = 3, .int_tolerance = 1});
   v.push_back({.label = "DynamicQuantizeLinear 5 elements", .op = "DynamicQuantizeLinear", .opset = 11,
                .inputs = {rnd("x", {5}, -1, 0)}, .outputs = 3, .int_tolerance = 1});
+  // QuantizeLinear and DequantizeLinear, per tensor and per axis, uint8 and
+  // int8, with and without a zero point, saturating at both ends, sizes that
+  // end inside a packed word. Quantized values may differ by one step for
+  // the same reason as above; dequantized ones are exact (an integer times
+  // the scale, rounded once on both sides).
+  auto as = [](DType t, InputSpec s) { s.dtype = t; return s; };
+  v.push_back({.label = "QuantizeLinear uint8 per tensor, saturating [2,3,7,5]", .op = "QuantizeLinear", .opset = 13,
+               .inputs = {rnd("x", {2, 3, 7, 5}, -3, 3), floats("s", {0.02f}),
+                          as(DType::UInt8, weight("z", {1}, 120, 136))},
+               .int_tolerance = 1});
+  v.push_back({.label = "QuantizeLinear int8 per axis 1 [2,4,5,3]", .op = "QuantizeLinear", .opset = 13,
+               .inputs = {rnd("x", {2, 4, 5, 3}, -2, 2), floats("s", {0.01f, 0.02f, 0.05f, 0.004f}),
+                          as(DType::Int8, weight("z", {4}, -10, 10))},
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); },
+               .int_tolerance = 1});
+  v.push_back({.label = "QuantizeLinear no zero point, 7 elements", .op = "QuantizeLinear", .opset = 10,
+               .inputs = {rnd("x", {7}, -0.5f, 3), floats("s", {0.01f})},
+               .int_tolerance = 1});
+  v.push_back({.label = "DequantizeLinear uint8 per tensor [3,37,41]", .op = "DequantizeLinear", .opset = 13,
+               .inputs = {as(DType::UInt8, rnd("q", {3, 37, 41}, 0, 256)), floats("s", {0.037f}),
+                          as(DType::UInt8, weight("z", {1}, 100, 150))}});
+  v.push_back({.label = "DequantizeLinear int8 per axis -1 [2,5,6]", .op = "DequantizeLinear", .opset = 13,
+               .inputs = {as(DType::Int8, rnd("q", {2, 5, 6}, -128, 128)),
+                          floats("s", {0.5f, 0.25f, 0.01f, 3.0f, 0.125f, 0.07f}),
+                          as(DType::Int8, weight("z", {6}, -20, 20))},
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", -1); }});
+  v.push_back({.label = "DequantizeLinear int8 no zero point, 5 elements", .op = "DequantizeLinear", .opset = 10,
+               .inputs = {as(DType::Int8, rnd("q", {5}, -128, 128)), floats("s", {0.3f})}});
   // ConvInteger: uint8 activations with a zero point, int8 or uint8 weights
   // with a per-tensor or per-channel zero point; sums are exact int32.
   auto u8 = [](InputSpec s) { s.dtype = DType::UInt8; return s; };

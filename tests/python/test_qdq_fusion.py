@@ -248,3 +248,27 @@ def test_int8_data_whose_dequantizer_has_no_zero_point_fuses_with_an_int8_zero(t
         assert np.abs(ours - ref).max() <= 1e-5 * np.ptp(ref)
     else:
         assert np.abs(ours.astype(int) - ref.astype(int)).max() <= 1
+
+
+@pytest.mark.parametrize("label", FUSED)
+def test_qdq_convolutions_in_vulkan_sessions_run_on_the_gpu_as_onnx_runtime_runs_them_unfused(tmp_path, label):
+    """A Vulkan session keeps a QDQ graph's float form (the integer fusions are the CPU backend's) and runs its
+    QuantizeLinear and DequantizeLinear nodes on the device: the arithmetic ONNX Runtime runs with its graph
+    optimizations off, within one quantization step (the convolution's float sums are added in another order on
+    the GPU) and equal for nearly every value. (With optimizations on, ONNX Runtime fuses as the CPU backend does.)"""
+    import kestrel
+    path = tmp_path / "m.onnx"
+    x = qdq_conv_model(path, **dict(FUSED[label], hw=(32, 32)))  # past the small tensors kept on the host
+    np.save(tmp_path / "x.npy", x)
+    run = subprocess.run([KESTREL, "run", str(path), "--backend", "vulkan", "--input", f"x={tmp_path / 'x.npy'}"],
+                         capture_output=True, text=True, check=True)
+    placed = re.search(r"(\d+) of (\d+) nodes and [0-9.]+% of FLOPs on the GPU", run.stdout)
+    assert placed and placed[1] == placed[2] and "on the CPU" not in run.stdout, run.stdout
+    ours = np.asarray(kestrel.InferenceSession(str(path), providers=["VulkanExecutionProvider"]).run(None, {"x": x})[0])
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    ref = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert ours.dtype == ref.dtype and ours.shape == ref.shape
+    diff = np.abs(ours.astype(int) - ref.astype(int))
+    assert diff.max() <= 1 and (diff == 0).mean() > 0.99, (label, int(diff.max()), float((diff == 0).mean()))
