@@ -2,13 +2,12 @@
 // (precision_plan.h says how), later runs follow that plan. The first run
 // returns the answer of the mixed run that agreed with float32 (float32's
 // own where no node keeps float16).
-#include <omp.h>
-
-#include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "backends/vulkan/graph_runner.h"
 #include "backends/vulkan/run_state.h"
+#include "backends/vulkan/transfer.h"
 
 namespace kestrel::vulkan {
 namespace {
@@ -22,23 +21,20 @@ std::string first_lines(const std::vector<std::string>& lines, size_t k) {
 }
 
 // Whether any of n values of `bits` (each value's exponent field is `exp`)
-// is infinite or NaN: its exponent all ones. Branch-free within blocks so
-// that the compiler vectorizes it, and split over threads for large outputs:
-// every run of a float16 session asks, and a scalar loop with an early exit
-// took milliseconds over a batch's [64, 197, 768] output.
+// is infinite or NaN: its exponent all ones. Branch-free so that the
+// compiler vectorizes it, and split over threads for large outputs as the
+// transfers are (in_blocks): every run of a float16 session asks, and a
+// scalar loop with an early exit took milliseconds over a batch's
+// [64, 197, 768] output.
 template <class U> bool any_exponent_all_ones(const U* bits, int64_t n, U exp, int threads) {
-  constexpr int64_t kBlock = 4096;
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  const int use = int(std::min<int64_t>(std::max(threads, 1), n * int64_t(sizeof(U)) >= (int64_t(8) << 20) ? blocks : 1));
-  int found = 0;
-#pragma omp parallel for num_threads(use) schedule(static) reduction(| : found) if (use > 1)
-  for (int64_t b = 0; b < blocks; ++b) {
-    if (found) continue;  // (this thread's earlier block had one)
+  std::atomic<bool> found{false};
+  in_blocks(n, int64_t(sizeof(U)), threads, [&](int64_t begin, int64_t end) {
+    if (found.load(std::memory_order_relaxed)) return;  // (an earlier block had one)
     U any = 0;
-    for (int64_t i = b * kBlock, e = std::min(n, (b + 1) * kBlock); i < e; ++i) any |= U((bits[i] & exp) == exp);
-    found |= int(any);
-  }
-  return found != 0;
+    for (int64_t i = begin; i < end; ++i) any |= U((bits[i] & exp) == exp);
+    if (any) found.store(true, std::memory_order_relaxed);
+  });
+  return found.load();
 }
 
 // Read in place (no float32 copy): every run of a float16 session asks.

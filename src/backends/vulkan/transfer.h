@@ -1,6 +1,10 @@
 // Host tensors to and from device storage: float tensors in the run's
 // precision, integer and boolean tensors as int32.
 #pragma once
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "backends/backend.h"
@@ -8,6 +12,26 @@
 
 namespace kestrel::vulkan {
 
+// f(begin, end) over [0, n) elements of `unit` bytes, on up to `threads`
+// threads when they are 8 MB or more. A run's inputs and outputs pass
+// through here on every run (and a float16 run's outputs again, checked for
+// infinities: precision_calibration.cpp), and one thread converts or copies at a few
+// GB/s: SAM's 1024x1024 image is 12 MB of float32, whose conversion on
+// several threads took SAM's replayed run on the H200 from 16.1-16.2 to
+// 14.3-14.9 ms (BENCHMARKS.md). Smaller tensors stay on the calling thread:
+// OpenMP's workers spin after a region, and with every transfer split, M-LSD
+// (1.6 MB in) ran 0.4-0.5 ms slower a run on that host.
+template <class F> void in_blocks(int64_t n, int64_t unit, int threads, F&& f) {
+  constexpr int64_t kParallelBytes = int64_t(8) << 20, kBlockBytes = int64_t(1) << 20;
+  if (threads <= 1 || n * unit < kParallelBytes) {
+    f(int64_t(0), n);
+    return;
+  }
+  const int64_t block = kBlockBytes / unit, blocks = (n + block - 1) / block;
+  const int use = int(std::min<int64_t>(threads, blocks));
+#pragma omp parallel for num_threads(use) schedule(static)
+  for (int64_t b = 0; b < blocks; ++b) f(b * block, std::min(n, (b + 1) * block));
+}
 // "" when `t` can live on the device, else why not (dtype, int64 range).
 std::string storable(const Tensor& t);
 // Bytes of `t` in device storage.
