@@ -46,8 +46,7 @@ void dispatch_quant(const KernelContext& ctx, DType t, F&& f) {
 }
 
 void check_zero_point(const KernelContext& ctx, const Tensor& scale, const Tensor& zp) {
-  if (zp.shape() != scale.shape())
-    ctx.fail("zero point shape ", shape_str(zp.shape()), " differs from scale shape ", shape_str(scale.shape()));
+  if (std::string error = zero_point_shape_error(scale.shape(), zp.shape()); !error.empty()) ctx.fail(error);
 }
 
 }  // namespace
@@ -81,6 +80,11 @@ QuantParamMap quant_param_map(const Shape& x, const Shape& scale, int64_t axis_a
             std::to_string(m.dim) + " entries along axis " + std::to_string(axis);
   m.count = m.dim;
   return m;
+}
+
+std::string zero_point_shape_error(const Shape& scale, const Shape& zero_point) {
+  if (zero_point == scale) return "";
+  return "zero point shape " + shape_str(zero_point) + " differs from scale shape " + shape_str(scale);
 }
 
 // The per-tensor 8-bit loops, at the baseline and for AVX2: at the

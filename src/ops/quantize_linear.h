@@ -32,6 +32,8 @@ struct QuantParamMap {
 // The map for x and scale of these shapes and the node's `axis` and
 // `block_size` attributes; `error` says why they do not fit (else empty).
 QuantParamMap quant_param_map(const Shape& x, const Shape& scale, int64_t axis, int64_t block, std::string& error);
+// "" when a zero point of this shape goes with the scale, else why not.
+std::string zero_point_shape_error(const Shape& scale, const Shape& zero_point);
 
 void quantize_floats(const float* x, float scale, int32_t zero_point, uint8_t* q, int64_t n);
 void quantize_floats(const float* x, float scale, int32_t zero_point, int8_t* q, int64_t n);

@@ -68,8 +68,7 @@ QuantParams quant_params(OpContext& ctx, const Shape& x, DType given) {
   std::vector<int32_t> zero(size_t(scale.numel()), 0);
   if (ctx.has_input(2)) {
     const Tensor& z = ctx.host_input(2);
-    if (z.shape() != scale.shape())
-      ctx.fail("zero point shape ", shape_str(z.shape()), " differs from scale shape ", shape_str(scale.shape()));
+    if (error = ops::zero_point_shape_error(scale.shape(), z.shape()); !error.empty()) ctx.fail(error);
     r.q = z.dtype();
     const std::vector<int64_t> v = z.to_i64();
     for (size_t i = 0; i < v.size(); ++i) zero[i] = int32_t(v[i]);
