@@ -38,6 +38,16 @@ layout(push_constant) uniform Push {
 const uint ROW_HELD = 1024;  // (ops/row_dispatch.h: kNormRowHeld)
 const uint HELD = ROW_HELD / gl_WorkGroupSize.x;
 
+// Element j of the row, xv, normalized: InstanceNorm's x * k + b, or
+// LayerNorm's (x - mean) * inv * scale + bias. LayerNorm's parameters
+// usually span the row (`whole`): no modulo then.
+float normalized(float xv, uint j, float mean, float inv, float k, float b, bool whole) {
+  if (MODE == 1) return xv * k + b;
+  float r = (xv - mean) * inv * LD(scale[whole ? j : j % pc.scale_len]);
+  if (HAS_BIAS != 0) r += LD(bias[whole ? j : j % pc.bias_len]);
+  return r;
+}
+
 void main() {
   uint row = pc.row_base + kestrel_row();
   if (row >= pc.row_end) return;  // uniform over the workgroup
@@ -73,33 +83,20 @@ void main() {
     mean_out[row] = ST(mean);
     inv_out[row] = ST(inv);
   }
-  float k = inv, b = -mean * inv;  // InstanceNorm: one scale and bias for the row
+  float k = 0.0, b = 0.0;  // InstanceNorm: one scale and bias for the row
   if (MODE == 1) {
     uint ch = row % pc.channels;
     k = inv * LD(scale[ch]);
     b = (HAS_BIAS != 0 ? LD(bias[ch]) : 0.0) - mean * k;
   }
-  // LayerNorm's parameters usually span the row: no modulo then.
   const bool whole = pc.scale_len == pc.n && pc.bias_len == pc.n;
   if (held) {
     [[unroll]] for (uint c = 0; c < HELD; ++c) {
       uint j = t + c * wg;
       if (j >= pc.n) break;
-      float r = v[c] * k + b;
-      if (MODE == 0) {
-        r = (v[c] - mean) * inv * LD(scale[whole ? j : j % pc.scale_len]);
-        if (HAS_BIAS != 0) r += LD(bias[whole ? j : j % pc.bias_len]);
-      }
-      y[base + j] = ST(r);
+      y[base + j] = ST(normalized(v[c], j, mean, inv, k, b, whole));
     }
   } else {
-    for (uint j = t; j < pc.n; j += wg) {
-      float xv = LD(x[base + j]), r = xv * k + b;
-      if (MODE == 0) {
-        r = (xv - mean) * inv * LD(scale[whole ? j : j % pc.scale_len]);
-        if (HAS_BIAS != 0) r += LD(bias[whole ? j : j % pc.bias_len]);
-      }
-      y[base + j] = ST(r);
-    }
+    for (uint j = t; j < pc.n; j += wg) y[base + j] = ST(normalized(LD(x[base + j]), j, mean, inv, k, b, whole));
   }
 }
