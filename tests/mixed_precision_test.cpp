@@ -114,9 +114,6 @@ TEST(MixedPrecision, CancellationIsFoundByTheMixedRunsError) {
   expect_close(s16->run({{"x", x}})[0], ref, 1e-3);
 }
 
-// Calibrated on small inputs, x * 100 * 0.01 runs in float16; an input 500
-// times larger overflows it there. That run's outputs are not finite where
-// float32's are: float32's answer is returned, and the report says so.
 // y = x * 100 * 0.01 over n values: its middle value overflows float16
 // once x passes 655.
 std::string up_and_down(int64_t n) {
@@ -132,6 +129,9 @@ std::string up_and_down(int64_t n) {
   return bytes_of(m);
 }
 
+// Calibrated on small inputs, x * 100 * 0.01 runs in float16; an input 500
+// times larger overflows it there. That run's outputs are not finite where
+// float32's are: float32's answer is returned, and the report says so.
 TEST(MixedPrecision, ALaterOverflowIsRecomputedInFloat32) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   auto s16 = vulkan_session(up_and_down(kN), "fp16");

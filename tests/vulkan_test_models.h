@@ -73,7 +73,7 @@ inline Tensor ramp(int64_t n) {
   return t;
 }
 
-// A Vulkan session of one thread in `precision` ("fp32", "fp16", "auto").
+// A Vulkan session in `precision` ("fp32", "fp16", "auto") on `threads` host threads.
 inline std::unique_ptr<Session> vulkan_session(const std::string& bytes, const std::string& precision = "fp32",
                                                int threads = 1) {
   SessionOptions o;
