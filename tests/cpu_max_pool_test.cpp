@@ -1,4 +1,4 @@
-// The CPU backend's separable MaxPool (backends/cpu/pool.cpp) keeps the
+// The CPU backend's MaxPool (backends/cpu/pool.cpp), direct or separable, keeps the
 // reference kernel's rule bit for bit where values tie or are NaN: the first
 // in-bounds tap of the window (row-major) starts the maximum, and a later tap
 // replaces it only when greater, so of +0 and -0 the first wins, and a NaN
@@ -20,10 +20,10 @@ using namespace kestrel::test;
 
 namespace {
 
-std::string max_pool_model(int64_t k, int64_t stride, int64_t pad) {
+std::string max_pool_model(int64_t k, int64_t stride, int64_t pad, int64_t width) {
   auto m = make_model(12);
   auto* g = m.mutable_graph();
-  add_input(g, "x", {1, 2, 9, 11});
+  add_input(g, "x", {1, 2, 9, width});
   auto* n = add_node(g, "MaxPool", {"x"}, {"y"}, "pool");
   set_ints(n, "kernel_shape", {k, k});
   set_ints(n, "strides", {stride, stride});
@@ -44,27 +44,32 @@ Tensor run_with(const std::string& bytes, CpuKernels kernels, const Tensor& x) {
 // zeros. The second: -1 but for NaNs and one 3 just right of a NaN, so some
 // windows start at a NaN (NaN out) and others reach the 3 through a row that
 // starts at the NaN (3 out, where a row-wise maximum would have kept NaN
-// for that row and given -1).
-Tensor ties_zeros_and_nans() {
-  Tensor x(DType::Float32, {1, 2, 9, 11});
+// for that row and given -1). Planes 40 wide put the NaNs in the middle of
+// the runs of outputs the direct form computes as vectors.
+Tensor ties_zeros_and_nans(int64_t width) {
+  const int64_t plane = 9 * width;
+  Tensor x(DType::Float32, {1, 2, 9, width});
   float* p = x.data<float>();
-  for (int64_t i = 0; i < 99; ++i) p[i] = float((i * 7) % 3) - 2.0f;  // -2, -1, 0
-  for (int64_t i = 0; i < 99; i += 5) p[i] = -0.0f;
-  float* q = p + 99;
-  std::fill(q, q + 99, -1.0f);
+  for (int64_t i = 0; i < plane; ++i) p[i] = float((i * 7) % 3) - 2.0f;  // -2, -1, 0
+  for (int64_t i = 0; i < plane; i += 5) p[i] = -0.0f;
+  float* q = p + plane;
+  std::fill(q, q + plane, -1.0f);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  q[4 * 11 + 4] = nan;
-  q[4 * 11 + 5] = 3.0f;
-  q[0] = q[8 * 11 + 10] = nan;
+  for (int64_t c : {int64_t(4), width / 2 + 1}) {
+    q[4 * width + c] = nan;
+    q[4 * width + c + 1] = 3.0f;
+  }
+  q[0] = q[8 * width + width - 1] = nan;
   return x;
 }
 
 }  // namespace
 
 TEST(CpuMaxPool, TiesSignedZerosAndNaNsGiveTheReferencesBits) {
-  const Tensor x = ties_zeros_and_nans();
-  for (auto [k, stride, pad] : {std::array<int64_t, 3>{3, 1, 1}, {2, 2, 0}, {5, 1, 2}, {3, 2, 1}}) {
-    const std::string bytes = max_pool_model(k, stride, pad);
+  for (auto [k, stride, pad, width] : {std::array<int64_t, 4>{3, 1, 1, 11}, {2, 2, 0, 11}, {5, 1, 2, 11}, {3, 2, 1, 11},
+                                       {3, 1, 1, 40}, {2, 2, 0, 40}, {3, 2, 1, 40}, {3, 3, 0, 40}}) {
+    const Tensor x = ties_zeros_and_nans(width);
+    const std::string bytes = max_pool_model(k, stride, pad, width);
     const Tensor want = run_with(bytes, CpuKernels::Reference, x);
     const Tensor got = run_with(bytes, CpuKernels::Fast, x);
     ASSERT_EQ(got.shape(), want.shape());
@@ -72,6 +77,6 @@ TEST(CpuMaxPool, TiesSignedZerosAndNaNsGiveTheReferencesBits) {
     for (int64_t i = 0; i < want.numel(); ++i) nans += std::isnan(want.data<float>()[i]);
     EXPECT_GT(nans, 0) << "k " << k << ": no window starts at a NaN, so the NaN rule is not tested";
     EXPECT_EQ(std::memcmp(got.raw(), want.raw(), want.nbytes()), 0)
-        << "kernel " << k << " stride " << stride << " pad " << pad;
+        << "kernel " << k << " stride " << stride << " pad " << pad << " width " << width;
   }
 }

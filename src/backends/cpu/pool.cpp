@@ -1,10 +1,14 @@
 // The CPU backend's MaxPool for float32 images (2-D, undilated, without the
-// Indices output): separable (each input row's window maximum, then each
-// output's over the rows), so a k x k window costs 2k comparisons a value
-// instead of k^2, and the row passes vectorize. It keeps the reference's tie
-// rule bit for bit; an input holding a NaN, whose rule (a NaN counts only as
-// a window's first tap) the separable form cannot keep, and every other form
-// run the reference kernel (ops/pool.cpp).
+// Indices output), with the reference's tie rule bit for bit (the first
+// in-bounds tap of a window, row-major, starts the maximum; a later one
+// replaces it only when greater). Windows of up to kDirectTaps taps run
+// directly: each output's taps in that order, one vectorized pass per tap,
+// so ties and NaNs come out as the reference has them. Larger windows
+// (YOLO's SPP: 5x5 to 13x13) run separably (each input row's window
+// maximum, then each output's over the rows: 2k comparisons a value instead
+// of k^2), which keeps the rule for ties but not the NaN rule (a NaN counts
+// only as a window's first tap): an input holding a NaN runs the reference
+// kernel (ops/pool.cpp) there, as does every other form.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -31,6 +35,10 @@ KESTREL_ISA_END
 
 namespace {
 
+// 3x3 and smaller: a direct window's k^2 vectorized passes cost less than
+// the separable form's scalar row pass and its scan for NaNs.
+constexpr int64_t kDirectTaps = 9;
+
 void run_max_pool(ops::KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   if (X.dtype() != DType::Float32 || X.rank() != 4 || ctx.wants_output(1)) return run_reference_kernel(ctx);
@@ -43,18 +51,25 @@ void run_max_pool(ops::KernelContext& ctx) {
   const bool covered = v.PH < v.KH && v.PW < v.KW && (v.OH - 1) * v.SH - v.PH < v.H && (v.OW - 1) * v.SW - v.PW < v.W;
   if (v.DH != 1 || v.DW != 1 || !covered) return run_reference_kernel(ctx);
   const float* x = X.data<float>();
-  if (std::any_of(x, x + X.numel(), [](float f) { return std::isnan(f); })) return run_reference_kernel(ctx);
+  const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
+  const bool direct = v.KH * v.KW <= kDirectTaps;
+  if (!direct && (avx2 ? avx2_isa::any_nan(x, X.numel()) : baseline_isa::any_nan(x, X.numel())))
+    return run_reference_kernel(ctx);
   const int64_t planes = X.dim(0) * X.dim(1), IS = v.H * v.W, OS = v.OH * v.OW;
   Tensor& Y = ctx.output(0, DType::Float32, {X.dim(0), X.dim(1), v.OH, v.OW});
   if (Y.numel() == 0) return;
   float* y = Y.data<float>();
-  const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
   ops::parallel_for(ctx, planes, 1, [&](int64_t p) {
     const float* xp = x + p * IS;
+    if (direct) {
+      if (avx2) avx2_isa::max_pool_plane_direct(v, xp, y + p * OS);
+      else baseline_isa::max_pool_plane_direct(v, xp, y + p * OS);
+      return;
+    }
     static thread_local std::vector<float> rows;
     rows.resize(size_t(v.H * v.OW));
-    if (avx2) avx2_isa::max_pool_plane(v, xp, y + p * OS, rows.data());
-    else baseline_isa::max_pool_plane(v, xp, y + p * OS, rows.data());
+    if (avx2) avx2_isa::max_pool_plane_separable(v, xp, y + p * OS, rows.data());
+    else baseline_isa::max_pool_plane_separable(v, xp, y + p * OS, rows.data());
   });
 }
 
