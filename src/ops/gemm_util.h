@@ -3,6 +3,7 @@
 // im2col/col2im lowerings of sliding windows.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "ops/common.h"
 #include "ops/conv_util.h"
@@ -42,6 +43,21 @@ void im2row(const WindowGeom& g, const float* x, int64_t channels, int64_t o0, i
 // entry back into its input position (x must be zeroed or hold a bias).
 void col2im(const WindowGeom& g, const float* col, int64_t channels, int64_t o0, int64_t o1, float* x);
 
+// What is wrong with an 8-bit operand's zero point (`what`: "A", "B"), or ""
+// where it is fine: it takes the operand's type and is one value or
+// `zp_count` (one per row of A, per column of B). Every backend's integer
+// products check with it.
+inline std::string int8_zero_point_error(const char* what, DType operand, DType zp, const Shape& zp_shape,
+                                         int64_t zp_count) {
+  if (zp != operand)
+    return std::string(what) + " zero point type " + dtype_name(zp) + " differs from " + dtype_name(operand);
+  const int64_t n = shape_numel(zp_shape);
+  if (n != 1 && n != zp_count)
+    return std::string(what) + " zero point " + shape_str(zp_shape) + " must be a scalar or hold " +
+           std::to_string(zp_count) + " values";
+  return "";
+}
+
 // Widens an 8-bit operand to Out (int32, or float, which holds every value
 // exactly) minus its zero point; zp_of(i) picks the zero point index for
 // element i (0 for a scalar zero point).
@@ -52,11 +68,9 @@ std::vector<Out> widen_int8(const KernelContext& ctx, const Tensor& t, const Ten
     ctx.fail(what, " must be uint8 or int8, got ", dtype_name(t.dtype()));
   std::vector<int64_t> z{0};
   if (zp) {
-    if (zp->dtype() != t.dtype())
-      ctx.fail(what, " zero point type ", dtype_name(zp->dtype()), " differs from ", dtype_name(t.dtype()));
+    if (std::string e = int8_zero_point_error(what, t.dtype(), zp->dtype(), zp->shape(), zp_count); !e.empty())
+      ctx.fail(e);
     z = zp->to_i64();
-    if (z.size() != 1 && int64_t(z.size()) != zp_count)
-      ctx.fail(what, " zero point ", shape_str(zp->shape()), " must be a scalar or hold ", zp_count, " values");
   }
   int64_t n = t.numel();
   std::vector<Out> out(static_cast<size_t>(n));

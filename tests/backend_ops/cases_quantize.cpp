@@ -59,10 +59,11 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "ConvInteger 1x1 groups 2, no zero points", .op = "ConvInteger", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 9, 9}, 0, 256)), i8(weight("w", {6, 4, 1, 1}, -128, 128))},
                .attrs = [](onnx::NodeProto& n) { attr_i(n, "group", 2); }});
-  // QLinearConv, MatMulInteger and QLinearMatMul have no Vulkan kernel: the
-  // CPU's fast products (exact int32 on the float GEMM, igemm_exact.h)
-  // against the reference's int32 loops. Accumulators are exact on both
-  // sides, so the requantized outputs match exactly.
+  // QLinearConv and QLinearMatMul have no Vulkan kernel: the CPU's fast
+  // products (exact int32 on the float GEMM, igemm_exact.h) against the
+  // reference's int32 loops. MatMulInteger runs on both backends
+  // (shaders/gemm_integer.comp on Vulkan). Accumulators are exact
+  // everywhere, so the outputs (and the requantized ones) match exactly.
   const char* no_kernel = "Kestrel's quantized GEMMs run on the CPU";
   v.push_back({.label = "QLinearConv 3x3 per-channel w scale, int32 bias", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 5, 13, 11}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
@@ -176,13 +177,11 @@ std::vector<OpCase> cases() {
                .no_vulkan_kernel = no_kernel});
   v.push_back({.label = "MatMulInteger uint8 x int8 with zero points", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {2, 17, 45}, 0, 256)), i8(weight("b", {45, 23}, -128, 128)),
-                          u8(rnd("az", {}, 0, 256)), i8(weight("bz", {}, -5, 5))},
-               .no_vulkan_kernel = no_kernel});
+                          u8(rnd("az", {}, 0, 256)), i8(weight("bz", {}, -5, 5))}});
   // K past the exact float GEMM's 4096-long blocks: the fast path adds two blocks.
   v.push_back({.label = "MatMulInteger K 5000 (two exact blocks)", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {3, 5000}, 0, 256)), u8(weight("b", {5000, 70}, 0, 256)),
-                          u8(rnd("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))},
-               .no_vulkan_kernel = no_kernel});
+                          u8(rnd("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))}});
   v.push_back({.label = "QLinearMatMul uint8", .op = "QLinearMatMul", .opset = 10,
                .inputs = {u8(rnd("a", {19, 33}, 0, 256)), floats("as", {0.03f}), u8(weight("az", {}, 0, 256)),
                           u8(weight("b", {33, 12}, 0, 256)), floats("bs", {0.02f}), u8(weight("bz", {}, 0, 256)),
@@ -209,23 +208,26 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "MatMulInteger int8 x int8, B at run time, zero points per column", .op = "MatMulInteger",
                .opset = 10,
                .inputs = {i8(rnd("a", {50, 130}, -128, 128)), i8(rnd("b", {130, 70}, -128, 128)),
-                          i8(weight("az", {}, -5, 5)), i8(weight("bz", {70}, -5, 5))},
-               .no_vulkan_kernel = no_kernel});
+                          i8(weight("az", {}, -5, 5)), i8(weight("bz", {70}, -5, 5))}});
   // Attention's products as quantize_dynamic writes them: batches of heads,
   // both operands computed (one product per batch, B packed on each run).
   v.push_back({.label = "MatMulInteger batched [2,3,19,40] x [2,3,40,23]", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {2, 3, 19, 40}, 0, 256)), u8(rnd("b", {2, 3, 40, 23}, 0, 256)),
-                          u8(weight("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))},
-               .no_vulkan_kernel = no_kernel});
+                          u8(weight("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))}});
   v.push_back({.label = "QLinearMatMul batched int8 [3,13,45] x [3,45,70]", .op = "QLinearMatMul", .opset = 10,
                .inputs = {i8(rnd("a", {3, 13, 45}, -128, 128)), floats("as", {0.03f}), i8(weight("az", {}, -9, 9)),
                           i8(rnd("b", {3, 45, 70}, -128, 128)), floats("bs", {0.01f}), i8(weight("bz", {}, -2, 2)),
                           floats("ys", {0.5f}), u8(weight("yz", {}, 100, 140))},
                .no_vulkan_kernel = no_kernel});
+  // Zero points per row of A (each batch's rows) and per column of B, int8
+  // A past two 64-row tiles.
+  v.push_back({.label = "MatMulInteger batched int8, zero points per row and per column", .op = "MatMulInteger",
+               .opset = 10,
+               .inputs = {i8(rnd("a", {2, 131, 20}, -128, 128)), u8(weight("b", {20, 9}, 0, 256)),
+                          i8(weight("az", {131}, -9, 9)), u8(weight("bz", {9}, 100, 156))}});
   v.push_back({.label = "MatMulInteger 1-D A, uint8 x uint8", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {37}, 0, 256)), u8(weight("b", {37, 21}, 0, 256)), u8(weight("az", {}, 0, 256)),
-                          u8(weight("bz", {}, 0, 256))},
-               .no_vulkan_kernel = no_kernel});
+                          u8(weight("bz", {}, 0, 256))}});
   // ONNX Runtime's contrib ops (com.microsoft): the CPU's fast products
   // against the reference's loops; integer sums exact on both sides, so the
   // float outputs match to their last rounding.

@@ -10,6 +10,18 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MODELS = os.path.join(ROOT, "models")
 
 
+def assert_every_node_on_the_gpu(model, x, tmp_path):
+    """`kestrel run MODEL --backend vulkan` with input x (the model's one input, named "x") places every node on
+    the device: the placement summary counts them all and lists none on the CPU."""
+    import re
+    import subprocess
+    np.save(tmp_path / "x.npy", x)
+    run = subprocess.run([os.path.join(ROOT, "build", "kestrel"), "run", str(model), "--backend", "vulkan",
+                          "--input", f"x={tmp_path / 'x.npy'}"], capture_output=True, text=True, check=True)
+    placed = re.search(r"(\d+) of (\d+) nodes and [0-9.]+% of FLOPs on the GPU", run.stdout)
+    assert placed and placed[1] == placed[2] and "on the CPU" not in run.stdout, run.stdout
+
+
 def model_path(name):
     path = os.path.join(MODELS, name)
     assert os.path.exists(path), f"{path} is missing: run scripts/fetch_models.sh"

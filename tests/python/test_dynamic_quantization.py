@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
 import kestrel
-from conftest import ROOT
+from conftest import ROOT, assert_every_node_on_the_gpu
 
 KESTREL = os.path.join(ROOT, "build", "kestrel")
 
@@ -89,3 +89,19 @@ def test_a_quantized_projection_whose_scale_is_also_read_elsewhere_keeps_its_for
     ref = ort.InferenceSession(str(q), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})
     for a, b in zip(ours, ref):
         assert np.array_equal(np.asarray(a), b)
+
+
+@pytest.mark.parametrize("weight_type,per_channel", [(QuantType.QInt8, True), (QuantType.QUInt8, False)])
+def test_dynamically_quantized_projections_run_on_the_gpu_in_vulkan_sessions(tmp_path, weight_type, per_channel):
+    """A Vulkan session keeps quantize_dynamic's unfused form (the fusion is the CPU backend's) and runs all of it on
+    the device: DynamicQuantizeLinear, MatMulInteger's exact int32 sums (shaders/gemm_integer.comp), the Cast and
+    the scales' Muls, each a correctly rounded float32 operation as on the CPU. So the outputs are ONNX Runtime's
+    unfused ones bit for bit. Rows past the 64-row tile, a batch of 2."""
+    fp, q = tmp_path / "fp.onnx", tmp_path / "q.onnx"
+    x = float_model(fp, rows=(2, 70))
+    quantize_dynamic(str(fp), str(q), weight_type=weight_type, per_channel=per_channel)
+    assert_every_node_on_the_gpu(q, x, tmp_path)
+    ours = np.asarray(kestrel.InferenceSession(str(q), providers=["VulkanExecutionProvider"]).run(None, {"x": x})[0])
+    unfused = ort_run(q, x, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    assert ours.shape == unfused.shape and ours.dtype == unfused.dtype
+    assert np.array_equal(ours, unfused), np.abs(ours - unfused).max()

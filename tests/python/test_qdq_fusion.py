@@ -15,7 +15,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ROOT
+from conftest import ROOT, assert_every_node_on_the_gpu
 
 KESTREL = os.path.join(ROOT, "build", "kestrel")
 
@@ -259,11 +259,7 @@ def test_qdq_convolutions_in_vulkan_sessions_run_on_the_gpu_as_onnx_runtime_runs
     import kestrel
     path = tmp_path / "m.onnx"
     x = qdq_conv_model(path, **dict(FUSED[label], hw=(32, 32)))  # past the small tensors kept on the host
-    np.save(tmp_path / "x.npy", x)
-    run = subprocess.run([KESTREL, "run", str(path), "--backend", "vulkan", "--input", f"x={tmp_path / 'x.npy'}"],
-                         capture_output=True, text=True, check=True)
-    placed = re.search(r"(\d+) of (\d+) nodes and [0-9.]+% of FLOPs on the GPU", run.stdout)
-    assert placed and placed[1] == placed[2] and "on the CPU" not in run.stdout, run.stdout
+    assert_every_node_on_the_gpu(path, x, tmp_path)
     ours = np.asarray(kestrel.InferenceSession(str(path), providers=["VulkanExecutionProvider"]).run(None, {"x": x})[0])
     so = ort.SessionOptions()
     so.log_severity_level = 3

@@ -91,11 +91,8 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
                  const GpuTensor& y, ActParams act, const GpuTensor* residual) {
   GemmPush& p = plan.p;
   if (y.numel() == 0 || p.M == 0 || p.N == 0) return;
-  const uint32_t max_groups = 65535;
   const GemmKernel kernel = choose_kernel(ctx, plan);
   const std::string shader = std::string(kernel.shader) + (plan.y_float32 && ctx.half() ? "_stream32" : "");
-  uint64_t nt = (p.N + kernel.tile_n - 1) / kernel.tile_n, mt = (p.M + kernel.tile_m - 1) / kernel.tile_m;
-  if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
   p.act_a = act.a;
   p.act_b = act.b;
   std::vector<int32_t> spec = {int32_t(act.act), plan.a_kcontig ? 1 : 0, plan.b_ncontig ? 1 : 0, plan.has_c ? 1 : 0,
@@ -106,7 +103,16 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     spec.push_back(vector_outputs(p, y, residual));
   }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
-  uint64_t tile_macs = uint64_t(kernel.tile_m) * kernel.tile_n * std::max<uint32_t>(p.K, 1);
+  record_gemm_tiles(ctx, shader, spec, bind, plan, kernel.tile_m, kernel.tile_n);
+}
+
+void record_gemm_tiles(OpContext& ctx, const std::string& shader, const std::vector<int32_t>& spec,
+                       const std::vector<Binding>& bind, GemmPlan plan, uint32_t tile_m, uint32_t tile_n) {
+  GemmPush& p = plan.p;
+  const uint32_t max_groups = 65535;
+  uint64_t nt = (p.N + tile_n - 1) / tile_n, mt = (p.M + tile_m - 1) / tile_m;
+  if (nt > max_groups) ctx.unsupported("N = ", p.N, " needs more than 65535 column tiles");
+  uint64_t tile_macs = uint64_t(tile_m) * tile_n * std::max<uint32_t>(p.K, 1);
   uint64_t batch_macs = tile_macs * mt * nt;
   const uint64_t macs = macs_per_dispatch(ctx.device(), kMacsPerDispatch);
   if (batch_macs <= macs) {
@@ -126,6 +132,49 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
       p.mtile_base = uint32_t(m0);
       ctx.dispatch(shader, spec, bind, &p, sizeof p, uint32_t(nt), uint32_t(std::min(rows, mt - m0)), 1);
     }
+}
+
+GemmPlan plan_matmul(OpContext& ctx, const Shape& a_shape, const Shape& b_shape, Shape& out, bool stack) {
+  if (a_shape.empty() || b_shape.empty())
+    ctx.fail("operands must have rank >= 1, got ", shape_str(a_shape), " and ", shape_str(b_shape));
+  Shape a = a_shape, b = b_shape;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  int64_t M = a[a.size() - 2], K = a.back(), N = b.back();
+  if (b[b.size() - 2] != K) ctx.fail("inner dimensions differ: ", shape_str(a_shape), " x ", shape_str(b_shape));
+  Shape ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  Shape batch = broadcast_pair(ctx, ab, bb);
+  if (batch.size() > 4) ctx.unsupported("more than 4 batch dims");
+  out = batch;
+  if (a_shape.size() > 1) out.push_back(M);
+  if (b_shape.size() > 1) out.push_back(N);
+
+  GemmPlan plan;
+  GemmPush& p = plan.p;
+  init_batch(p);
+  p.K = uint32_t(K), p.N = uint32_t(N);
+  p.alpha = 1;
+  p.sam = uint32_t(K), p.sak = 1, p.sbk = uint32_t(N), p.sbn = 1;
+  bool b_shared = std::all_of(bb.begin(), bb.end(), [](int64_t d) { return d == 1; });
+  if (stack && b_shared && ab == batch) {
+    p.M = uint32_t(shape_numel(batch) * M);
+    return plan;
+  }
+  p.M = uint32_t(M);
+  plan.batches = uint64_t(shape_numel(batch));
+  // Right-align both operands' batch dims to the output's, then to 4.
+  size_t off = 4 - batch.size();
+  uint64_t sa = uint64_t(M * K), sb = uint64_t(K * N);
+  for (size_t d = batch.size(); d-- > 0;) {
+    int64_t da = d + ab.size() >= batch.size() ? ab[d + ab.size() - batch.size()] : 1;
+    int64_t db = d + bb.size() >= batch.size() ? bb[d + bb.size() - batch.size()] : 1;
+    p.bdims[off + d] = uint32_t(batch[d]);
+    p.sab[off + d] = da == 1 ? 0 : uint32_t(sa);
+    p.sbb[off + d] = db == 1 ? 0 : uint32_t(sb);
+    sa *= uint64_t(da);
+    sb *= uint64_t(db);
+  }
+  return plan;
 }
 
 }  // namespace kestrel::vulkan

@@ -33,6 +33,19 @@ struct GemmPlan {
   bool y_float32 = false;
 };
 
+// MatMul's operands as a GEMM (NumPy's view: a 1-D A is one row, a 1-D B
+// one column; batch dims broadcast, up to 4): the plan's sizes, strides and
+// batches, and the output's shape in `out`. Every batch of A against one B
+// stacks into one tall GEMM (the transformer projection case, filling the
+// tiles better) unless `stack` is false.
+GemmPlan plan_matmul(OpContext& ctx, const Shape& a_shape, const Shape& b_shape, Shape& out, bool stack = true);
+
+// Records a GEMM kernel over `plan`'s output tiles (tile_m x tile_n each) in
+// bounded dispatches: whole batches when a batch is small, else bands of row
+// tiles within each batch.
+void record_gemm_tiles(OpContext& ctx, const std::string& shader, const std::vector<int32_t>& spec,
+                       const std::vector<Binding>& bind, GemmPlan plan, uint32_t tile_m, uint32_t tile_n);
+
 // Records `plan` in bounded dispatches: whole batches when a batch is small,
 // else bands of row tiles within each batch. `residual` (read at Y's index,
 // may be Y itself) is added after the activation.

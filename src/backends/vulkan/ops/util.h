@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,12 @@ struct ActParams {
 ActParams shader_activation(ops::Activation act, float a = 0, float b = 0);
 // The activation the fusion passes recorded on a Conv/Gemm/MatMul node.
 ActParams fused_activation(const ir::Node& n);
+
+// Sizes and offsets are int32 in the shaders.
+inline void require_int32_sizes(const OpContext& ctx, std::initializer_list<int64_t> numels) {
+  for (int64_t n : numels)
+    if (n >= (int64_t(1) << 31)) ctx.unsupported("a tensor of ", n, " elements is past int32 indexing");
+}
 
 inline Shape broadcast_pair(const OpContext& ctx, const Shape& a, const Shape& b) {
   size_t r = std::max(a.size(), b.size());

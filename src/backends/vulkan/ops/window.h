@@ -26,10 +26,4 @@ inline Window2DPush window_push(const ops::WindowGeom& g) {
           int32_t(w.SW), int32_t(w.DH), int32_t(w.DW), int32_t(w.PH), int32_t(w.PW)};
 }
 
-// Sizes and offsets are int32 in the shaders.
-inline void require_int32_sizes(const OpContext& ctx, std::initializer_list<int64_t> numels) {
-  for (int64_t n : numels)
-    if (n >= (int64_t(1) << 31)) ctx.unsupported("a tensor of ", n, " elements is past int32 indexing");
-}
-
 }  // namespace kestrel::vulkan

@@ -2,7 +2,7 @@
 // (ops/gemm_record.h): the workgroup (256 threads unless the includer
 // defines GEMM_THREADS), specialization constants 0-4,
 // bindings 0-4 (Y and R in TS: the _stream32 variants write a float32
-// stream) and the push constants. gemm_body.glsl and gemm_coop_body.glsl
+// stream) and the push constants (gemm_push.glsl). gemm_body.glsl and gemm_coop_body.glsl
 // include it.
 #include "common.glsl"
 #include "activation.glsl"
@@ -20,14 +20,4 @@ layout(std430, binding = 1) readonly buffer B_ { T b[]; };
 layout(std430, binding = 2) readonly buffer C_ { T c[]; };
 layout(std430, binding = 3) buffer Y_ { TS y[]; };
 layout(std430, binding = 4) readonly buffer R_ { TS r[]; };
-layout(push_constant) uniform Push {
-  uint M, N, K;
-  uint batch_base, mtile_base;
-  uint sam, sak, sbk, sbn;  // element strides of A along m, k and of B along k, n
-  uint scm, scn;            // C's strides along m, n (0 where it broadcasts)
-  float alpha, beta, act_a, act_b;
-  uint bdims[4];            // output batch dims (leading ones padded with 1)
-  uint sab[4], sbb[4];      // A's and B's element strides along them (0: broadcast)
-  uint sym;                 // Y's row stride (0: N, dense)
-  uint syb[4];              // Y's batch strides when sym is set
-} pc;
+#include "gemm_push.glsl"
