@@ -165,9 +165,10 @@ void run_qlinear_conv_with(KernelContext& ctx, ConvInt32 conv) {
     });
     return;
   }
-  std::vector<float> mult(w_scale.size());
-  for (size_t m = 0; m < w_scale.size(); ++m) mult[m] = x_scale[0] * w_scale[m] / y_scale[0];
-  requantize_into(ctx, acc, mult, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y, [&](int64_t i) { return (i / OS) % s.M; });
+  // One row of M channels: a multiplier per channel, or one.
+  const RequantMultipliers mult = requant_multipliers(x_scale, w_scale, y_scale[0], 1, s.M);
+  requantize_into(ctx, acc, mult.values, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y,
+                  [&](int64_t i) { return mult.at((i / OS) % s.M); });
 }
 
 KESTREL_OP(Conv, {.min_opset = 1, .run = run_conv, .uses_products = true});

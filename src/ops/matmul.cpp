@@ -139,16 +139,12 @@ void run_qlinear_matmul(KernelContext& ctx) {
   int32_t* c = acc.data<int32_t>();
   for (size_t i = 0; i < p.c_off.size(); ++i)
     igemm(ctx, M, N, K, a.data() + p.a_off[i], b.data() + p.b_off[i], c + p.c_off[i]);
-  // One multiplier per (row, column) of each output matrix, or one in all.
-  bool single = a_scale.size() == 1 && b_scale.size() == 1;
-  std::vector<float> mult(single ? 1 : size_t(M * N));
-  for (size_t r = 0; r < mult.size(); ++r)
-    mult[r] = a_scale[a_scale.size() == 1 ? 0 : r / size_t(N)] * b_scale[b_scale.size() == 1 ? 0 : r % size_t(N)] /
-              y_scale[0];
+  const RequantMultipliers mult = requant_multipliers(a_scale, b_scale, y_scale[0], M, N);
   const Tensor* yzp = ctx.has_input(7) ? &ctx.input(7) : nullptr;
   if (yzp && yzp->numel() != 1) ctx.fail("y_zero_point must be a scalar, got ", shape_str(yzp->shape()));
   Tensor& Y = ctx.output(0, yzp ? yzp->dtype() : A.dtype(), p.out);
-  requantize_into(ctx, acc, mult, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y, [&](int64_t i) { return i % (M * N); });
+  requantize_into(ctx, acc, mult.values, yzp ? int32_t(yzp->to_i64()[0]) : 0, Y,
+                  [&](int64_t i) { return mult.at(i % (M * N)); });
 }
 
 }  // namespace

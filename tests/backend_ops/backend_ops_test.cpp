@@ -285,6 +285,12 @@ void run_precision(const std::string& precision, vulkan::GemmTiles tiles = vulka
     else if (out.kind == Outcome::Unsupported) ++unsupported;
     else ++fail;
     if (out.kind == Outcome::Unsupported && expected_unsupported) continue;
+    if (!c.vulkan_unsupported.empty()) {
+      EXPECT_EQ(out.kind, Outcome::Unsupported) << precision << " " << c.op << " '" << c.label
+                                                << "' should stay on the CPU (" << c.vulkan_unsupported << "): "
+                                                << verdict << " " << out.detail;
+      continue;
+    }
     EXPECT_EQ(out.kind, Outcome::Pass) << precision << " " << c.op << " '" << c.label << "': " << verdict << " "
                                        << out.detail;
   }

@@ -59,20 +59,22 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "ConvInteger 1x1 groups 2, no zero points", .op = "ConvInteger", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 9, 9}, 0, 256)), i8(weight("w", {6, 4, 1, 1}, -128, 128))},
                .attrs = [](onnx::NodeProto& n) { attr_i(n, "group", 2); }});
-  // QLinearConv and QLinearMatMul have no Vulkan kernel: the CPU's fast
-  // products (exact int32 on the float GEMM, igemm_exact.h) against the
-  // reference's int32 loops. MatMulInteger runs on both backends
-  // (shaders/gemm_integer.comp on Vulkan). Accumulators are exact
-  // everywhere, so the outputs (and the requantized ones) match exactly.
-  const char* no_kernel = "Kestrel's quantized GEMMs run on the CPU";
+  // QLinearConv, MatMulInteger and QLinearMatMul: the CPU's fast products
+  // (exact int32 on the float GEMM, igemm_exact.h, and the VNNI kernels) and
+  // Vulkan's (conv_integer.comp, gemm_integer.comp, then requantize.comp)
+  // against the reference's int32 loops. Accumulators are exact everywhere
+  // and the requantization is the same float arithmetic, so the outputs
+  // match exactly.
+  // A QLinearConv carrying an activation is the CPU backend's QDQ fusion
+  // (passes/fuse_qdq_conv.cpp), which Vulkan sessions do not run.
+  const char* fused_act = "a QLinearConv with a fused activation comes from the CPU backend's fusion";
   v.push_back({.label = "QLinearConv 3x3 per-channel w scale, int32 bias", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 5, 13, 11}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           i8(weight("w", {7, 5, 3, 3}, -128, 128)),
                           floats("ws", {0.01f, 0.02f, 0.015f, 0.03f, 0.01f, 0.005f, 0.02f}), i8(weight("wz", {}, 0, 1)),
                           floats("ys", {0.5f}), u8(weight("yz", {}, 100, 140)),
                           [] { InputSpec b = weight("b", {7}, -3000, 3000); b.dtype = DType::Int32; return b; }()},
-               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
-               .no_vulkan_kernel = no_kernel});
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); }});
   // The CPU's own QLinearConv kernels (backends/cpu/qlinear_conv.cpp): the
   // depthwise one in exact float (strides, dilations, int8 data), and the VNNI
   // product past its edges: K not a multiple of 4, rows not a multiple of 8,
@@ -93,8 +95,7 @@ std::vector<OpCase> cases() {
                  attr_ints(n, "pads", {1, 1, 1, 1});
                  attr_ints(n, "strides", {2, 2});
                  attr_i(n, "group", 6);
-               },
-               .no_vulkan_kernel = no_kernel});
+               }});
   v.push_back({.label = "QLinearConv depthwise 5x5 dilation 2, int8 x, no bias", .op = "QLinearConv", .opset = 10,
                .inputs = {i8(rnd("x", {1, 4, 19, 23}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -9, 9)),
                           i8(weight("w", {4, 1, 5, 5}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
@@ -103,8 +104,7 @@ std::vector<OpCase> cases() {
                  attr_ints(n, "pads", {4, 3, 4, 3});
                  attr_ints(n, "dilations", {2, 2});
                  attr_i(n, "group", 4);
-               },
-               .no_vulkan_kernel = no_kernel});
+               }});
   // Past 256 taps a depthwise sum can leave float's exact integers: groups of one channel on the product.
   v.push_back({.label = "QLinearConv depthwise 17x17 (on the product)", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 3, 21, 19}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
@@ -113,14 +113,12 @@ std::vector<OpCase> cases() {
                .attrs = [](onnx::NodeProto& n) {
                  attr_ints(n, "pads", {8, 8, 8, 8});
                  attr_i(n, "group", 3);
-               },
-               .no_vulkan_kernel = no_kernel});
+               }});
   v.push_back({.label = "QLinearConv 1x1 K 37 M 13 over 63 positions", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 37, 9, 7}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           i8(weight("w", {13, 37, 1, 1}, -128, 128)), floats("ws", {0.004f}),
                           i8(weight("wz", {}, -3, 3)), floats("ys", {0.4f}), u8(weight("yz", {}, 0, 256)),
-                          bias32("b", 13)},
-               .no_vulkan_kernel = no_kernel});
+                          bias32("b", 13)}});
   v.push_back({.label = "QLinearConv 3x3 groups 2 over 2x1500 positions, int8 x", .op = "QLinearConv", .opset = 10,
                .inputs = {i8(rnd("x", {2, 24, 30, 50}, -128, 128)), floats("xs", {0.02f}), i8(weight("xz", {}, -5, 5)),
                           u8(weight("w", {18, 12, 3, 3}, 0, 256)), floats("ws", {0.002f}),
@@ -129,16 +127,14 @@ std::vector<OpCase> cases() {
                .attrs = [](onnx::NodeProto& n) {
                  attr_ints(n, "pads", {1, 1, 1, 1});
                  attr_i(n, "group", 2);
-               },
-               .no_vulkan_kernel = no_kernel});
+               }});
   // Weights given at run time (a graph input, not an initializer): the
   // product's packed weights are made on each run instead of at load.
   v.push_back({.label = "QLinearConv 3x3 weights as an input, packed each run", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 9, 11, 13}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           i8(rnd("w", {10, 9, 3, 3}, -128, 128)), floats("ws", {0.003f}), i8(weight("wz", {10}, -4, 4)),
                           floats("ys", {0.5f}), u8(weight("yz", {}, 0, 256)), bias32("b", 10)},
-               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); },
-               .no_vulkan_kernel = no_kernel});
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1, 1, 1}); }});
   // A QLinearConv carrying a fused activation (the QDQ fusion of Conv ->
   // SiLU or Clip -> QuantizeLinear): the sums back to real values, through
   // the activation, quantized as QuantizeLinear does; on the VNNI product
@@ -151,7 +147,7 @@ std::vector<OpCase> cases() {
                  attr_ints(n, "pads", {1, 1, 1, 1});
                  attr_i(n, "kestrel.activation", int64_t(ops::Activation::Silu));
                },
-               .no_vulkan_kernel = no_kernel});
+               .vulkan_unsupported = fused_act});
   v.push_back({.label = "QLinearConv depthwise with a fused Clip, int8 out", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 11, 9}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           i8(weight("w", {8, 1, 3, 3}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
@@ -162,19 +158,17 @@ std::vector<OpCase> cases() {
                  attr_i(n, "kestrel.activation", int64_t(ops::Activation::Clip));
                  attr_floats(n, "kestrel.activation_params", {0.f, 2.f});
                },
-               .no_vulkan_kernel = no_kernel});
+               .vulkan_unsupported = fused_act});
   v.push_back({.label = "QLinearConv uint8 w with no zero point, stride 2", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 10, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           u8(weight("w", {9, 8, 3, 3}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 1)),
                           floats("ys", {0.8f}), u8(weight("yz", {}, 0, 256))},
-               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "strides", {2, 2}); },
-               .no_vulkan_kernel = no_kernel});
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "strides", {2, 2}); }});
   v.push_back({.label = "QLinearConv 1-D, int8 x (general path)", .op = "QLinearConv", .opset = 10,
                .inputs = {i8(rnd("x", {2, 6, 40}, -128, 128)), floats("xs", {0.02f}), i8(weight("xz", {}, -5, 5)),
                           i8(weight("w", {5, 6, 3}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
                           floats("ys", {0.2f}), u8(weight("yz", {}, 100, 140)), bias32("b", 5)},
-               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1}); },
-               .no_vulkan_kernel = no_kernel});
+               .attrs = [](onnx::NodeProto& n) { attr_ints(n, "pads", {1, 1}); }});
   v.push_back({.label = "MatMulInteger uint8 x int8 with zero points", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {2, 17, 45}, 0, 256)), i8(weight("b", {45, 23}, -128, 128)),
                           u8(rnd("az", {}, 0, 256)), i8(weight("bz", {}, -5, 5))}});
@@ -185,8 +179,7 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "QLinearMatMul uint8", .op = "QLinearMatMul", .opset = 10,
                .inputs = {u8(rnd("a", {19, 33}, 0, 256)), floats("as", {0.03f}), u8(weight("az", {}, 0, 256)),
                           u8(weight("b", {33, 12}, 0, 256)), floats("bs", {0.02f}), u8(weight("bz", {}, 0, 256)),
-                          floats("ys", {0.7f}), u8(weight("yz", {}, 100, 140))},
-               .no_vulkan_kernel = no_kernel});
+                          floats("ys", {0.7f}), u8(weight("yz", {}, 100, 140))}});
   // The CPU's own QLinearMatMul and MatMulInteger product (backends/cpu/
   // matmul.cpp, on AVX-512 VNNI) past its edges: K not a multiple of 4,
   // rows not a multiple of its 6, columns past a 16-column panel and a
@@ -198,13 +191,11 @@ std::vector<OpCase> cases() {
                .opset = 10,
                .inputs = {i8(rnd("a", {3, 13, 45}, -128, 128)), floats("as", {0.03f}), i8(weight("az", {}, -9, 9)),
                           i8(weight("b", {45, 83}, -128, 128)), weight("bs", {83}, 0.001f, 0.03f),
-                          i8(weight("bz", {83}, 0, 1)), floats("ys", {0.4f}), i8(weight("yz", {}, -20, 20))},
-               .no_vulkan_kernel = no_kernel});
+                          i8(weight("bz", {83}, 0, 1)), floats("ys", {0.4f}), i8(weight("yz", {}, -20, 20))}});
   v.push_back({.label = "QLinearMatMul uint8 weights, zero points per column", .op = "QLinearMatMul", .opset = 10,
                .inputs = {u8(rnd("a", {2, 17, 96}, 0, 256)), floats("as", {0.02f}), u8(weight("az", {}, 0, 256)),
                           u8(weight("b", {96, 40}, 0, 256)), floats("bs", {0.01f}), u8(weight("bz", {40}, 100, 156)),
-                          floats("ys", {0.9f}), u8(weight("yz", {}, 100, 140))},
-               .no_vulkan_kernel = no_kernel});
+                          floats("ys", {0.9f}), u8(weight("yz", {}, 100, 140))}});
   v.push_back({.label = "MatMulInteger int8 x int8, B at run time, zero points per column", .op = "MatMulInteger",
                .opset = 10,
                .inputs = {i8(rnd("a", {50, 130}, -128, 128)), i8(rnd("b", {130, 70}, -128, 128)),
@@ -217,8 +208,7 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "QLinearMatMul batched int8 [3,13,45] x [3,45,70]", .op = "QLinearMatMul", .opset = 10,
                .inputs = {i8(rnd("a", {3, 13, 45}, -128, 128)), floats("as", {0.03f}), i8(weight("az", {}, -9, 9)),
                           i8(rnd("b", {3, 45, 70}, -128, 128)), floats("bs", {0.01f}), i8(weight("bz", {}, -2, 2)),
-                          floats("ys", {0.5f}), u8(weight("yz", {}, 100, 140))},
-               .no_vulkan_kernel = no_kernel});
+                          floats("ys", {0.5f}), u8(weight("yz", {}, 100, 140))}});
   // Zero points per row of A (each batch's rows) and per column of B, int8
   // A past two 64-row tiles.
   v.push_back({.label = "MatMulInteger batched int8, zero points per row and per column", .op = "MatMulInteger",

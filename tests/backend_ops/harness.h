@@ -57,6 +57,9 @@ struct OpCase {
   int64_t int_tolerance = 0;
   // Non-empty: the Vulkan backend is expected to leave this case on the CPU in float16.
   std::string fp16_unsupported;
+  // Non-empty: the op has a Vulkan kernel, which must leave this case on the
+  // CPU (why) in both precisions: the harness fails the case if it runs there.
+  std::string vulkan_unsupported;
   // Non-empty: the op has no Vulkan kernel (why); the case checks the CPU's
   // fast kernels and products against the reference only. (The harness
   // fails the case if the op does have one.)

@@ -1,0 +1,50 @@
+// QLinearMatMul's and QLinearConv's requantization on the device
+// (shaders/requantize.comp): the exact int32 sums their integer kernels
+// wrote into scratch, plus a per-channel int32 bias, scaled by the
+// multipliers the CPU computes (ops/requantize.h), into packed 8-bit
+// outputs with the reference's bits.
+#pragma once
+#include "backends/vulkan/ops/util.h"
+#include "ops/requantize.h"
+
+namespace kestrel::vulkan {
+
+// Scale input `at` (on the host), one value or `count`, checked as the CPU
+// checks it.
+inline std::vector<float> host_scales(OpContext& ctx, int at, int64_t count, const char* what) {
+  const Tensor& t = ctx.host_input(at);
+  if (std::string e = ops::scale_error(t, count, what); !e.empty()) ctx.fail(e);
+  return t.to_f32();
+}
+
+// Y's zero point (input `at`, on the host: one value, as the reference
+// requires) and Y's type, which it sets (`default_type` without one).
+inline int32_t output_zero_point(OpContext& ctx, int at, DType& out_type, DType default_type) {
+  out_type = default_type;
+  if (!ctx.has_input(at)) return 0;
+  const Tensor& z = ctx.host_input(at);
+  if (z.numel() != 1) ctx.fail("y_zero_point must be a scalar, got ", shape_str(z.shape()));
+  out_type = z.dtype();
+  if (out_type != DType::UInt8 && out_type != DType::Int8)
+    ctx.fail("quantized output type must be uint8 or int8, got ", dtype_name(out_type));
+  return int32_t(z.to_i64()[0]);
+}
+
+// Y (8-bit, packed) from `acc` (Y.numel() int32 sums): sum i plus
+// bias[(i / b_inner) % b_dim] (b_dim 0: no bias), times mult.at(i) (over
+// the whole output: a product's batches repeat its matrices' pattern, whose
+// period inner * dim divides the matrix).
+inline void record_requantize(OpContext& ctx, const GpuTensor& acc, const ops::RequantMultipliers& mult,
+                              const GpuTensor* bias, int64_t b_inner, int64_t b_dim, int32_t zero_point,
+                              const GpuTensor& Y) {
+  const GpuTensor m = ctx.upload_f32(mult.values);  // float32: the node is a float32_node
+  struct {
+    uint32_t base, n, count, m_inner, m_dim, b_inner, b_dim;
+    int32_t zero_point;
+  } p{0, 0, uint32_t(Y.numel()), uint32_t(mult.inner), uint32_t(mult.dim), uint32_t(std::max<int64_t>(b_inner, 1)),
+      uint32_t(bias ? b_dim : 0), zero_point};
+  ctx.dispatch_elements("requantize", {Y.dtype == DType::Int8}, {In(acc), In(m), In(bias ? *bias : acc), Out(Y)}, &p,
+                        sizeof p, (uint64_t(Y.numel()) + 3) / 4);
+}
+
+}  // namespace kestrel::vulkan
