@@ -6,6 +6,7 @@
 
 #include "ops/common.h"
 #include "ops/conv_util.h"
+#include "ops/qlinear_params.h"
 
 namespace kestrel::ops {
 namespace {
@@ -212,6 +213,37 @@ void run_avg_pool_kind(KernelContext& ctx, bool lp) {
 }
 
 void run_average_pool(KernelContext& ctx) { run_avg_pool_kind(ctx, false); }
+
+// com.microsoft QLinearAveragePool (ONNX Runtime's quantization tools write
+// it for AveragePool), as ONNX Runtime computes it: each tap dequantized
+// (x_scale * (x - x_zero_point)) and summed in float, divided by the taps
+// counted as AveragePool counts them, quantized as QuantizeLinear does.
+// Inputs: X, x_scale, x_zero_point, y_scale, y_zero_point (one value each).
+void run_qlinear_average_pool(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  if (ctx.node.attr_i("channels_last", 0) != 0) ctx.fail("channels_last = 1 is not supported");
+  const QParam xp = qparam(ctx, 1, 2, X.dtype(), "x");
+  const QParam yp = qparam(ctx, 3, 4, X.dtype(), "y");
+  const PoolSetup p = setup(ctx, X, true);
+  const bool include_pad = ctx.node.attr_i("count_include_pad", 0) != 0;
+  const bool s8 = X.dtype() == DType::Int8;
+  const uint8_t* x = X.raw();
+  std::vector<float> real(size_t(shape_numel(p.out)));
+  for_outputs(ctx, p, [&](int64_t pl, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+    const uint8_t* xp_ = x + pl * p.IS;
+    float acc = 0;
+    int64_t n = 0;
+    for_window(p.g3, od, oh, ow, [&](int64_t off, int64_t, int64_t, int64_t) {
+      const int32_t q = s8 ? int32_t(int8_t(xp_[off])) : int32_t(xp_[off]);
+      acc += xp.scale * float(q - xp.zero_point), ++n;
+    });
+    if (include_pad) n = padded_count(p.g3, od, oh, ow);
+    real[size_t(o)] = n ? acc / float(n) : 0.0f;
+  });
+  Tensor& Y = ctx.output(0, X.dtype(), p.out);
+  if (s8) quantize_floats(real.data(), yp.scale, yp.zero_point, Y.data<int8_t>(), Y.numel());
+  else quantize_floats(real.data(), yp.scale, yp.zero_point, Y.data<uint8_t>(), Y.numel());
+}
 void run_lp_pool(KernelContext& ctx) { run_avg_pool_kind(ctx, true); }
 
 enum class Global { Avg, Max, Lp };
@@ -262,6 +294,7 @@ void run_global_lp_pool(KernelContext& ctx) { run_global(ctx, Global::Lp); }
 
 KESTREL_OP(MaxPool, {.min_opset = 1, .run = run_max_pool});
 KESTREL_OP(AveragePool, {.min_opset = 1, .run = run_average_pool});
+KESTREL_OP(QLinearAveragePool, {.domain = "com.microsoft", .run = run_qlinear_average_pool});
 KESTREL_OP(LpPool, {.min_opset = 1, .run = run_lp_pool});
 KESTREL_OP(GlobalAveragePool, {.min_opset = 1, .run = run_global_average_pool});
 KESTREL_OP(GlobalMaxPool, {.min_opset = 1, .run = run_global_max_pool});

@@ -60,3 +60,43 @@ def test_qoperator_models_run_on_the_gpu_with_the_cpus_bits(tmp_path, per_channe
     ref = ort.InferenceSession(str(q), so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     step = float(np.abs(np.diff(np.unique(ref))).min())  # the output's dequantization scale
     assert np.abs(gpu - ref).max() <= step * 1.001, (np.abs(gpu - ref).max(), step)
+
+
+def contrib_op_model(path, rng):
+    """Conv -> Relu -> Conv, + the Relu (residual), SiLU as Sigmoid and Mul, AveragePool and Concat on one branch
+    (then LeakyRelu), GlobalAveragePool -> Flatten -> MatMul on the other: quantize_static's operator form writes
+    each as its com.microsoft QLinear op."""
+    inits = [numpy_helper.from_array(rng.normal(0, .3, (8, 3, 3, 3)).astype(np.float32), "w1"),
+             numpy_helper.from_array(rng.normal(0, .3, (8, 8, 3, 3)).astype(np.float32), "w2"),
+             numpy_helper.from_array(rng.normal(0, .1, (8, 5)).astype(np.float32), "w3")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]), helper.make_node("Add", ["c2", "r1"], ["a"]),
+             helper.make_node("Sigmoid", ["a"], ["s"]), helper.make_node("Mul", ["a", "s"], ["m"]),
+             helper.make_node("AveragePool", ["m"], ["ap"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Concat", ["ap", "ap"], ["cc"], axis=1),
+             helper.make_node("GlobalAveragePool", ["m"], ["g"]), helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("MatMul", ["f", "w3"], ["y"]), helper.make_node("LeakyRelu", ["cc"], ["lr"], alpha=0.1)]
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 32, 32])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("lr", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    return [rng.normal(0, 1, (1, 3, 32, 32)).astype(np.float32) for _ in range(4)]
+
+
+def test_a_qoperator_model_with_every_contrib_op_matches_onnx_runtime(tmp_path):
+    """Before Kestrel had these ops, such a file did not load (no kernel for QLinearAdd and six more)."""
+    fp, q = tmp_path / "fp.onnx", tmp_path / "q.onnx"
+    xs = contrib_op_model(fp, np.random.default_rng(1))
+    quantize_static(str(fp), str(q), Samples(xs[:3]), quant_format=QuantFormat.QOperator)
+    written = {n.op_type for n in onnx.load(str(q)).graph.node}
+    assert {"QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearAveragePool", "QLinearGlobalAveragePool",
+            "QLinearConcat", "QLinearLeakyRelu"} <= written, written
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    refs = ort.InferenceSession(str(q), so, providers=["CPUExecutionProvider"]).run(None, {"x": xs[3]})
+    for provider in ["CPUExecutionProvider", "VulkanExecutionProvider"]:
+        ours = kestrel.InferenceSession(str(q), providers=[provider]).run(None, {"x": xs[3]})
+        for got, ref in zip(ours, refs):
+            got = np.asarray(got)
+            step = float(np.abs(np.diff(np.unique(ref))).min())
+            assert got.shape == ref.shape and np.abs(got - ref).max() <= step * 1.001, (provider, np.abs(got - ref).max())
