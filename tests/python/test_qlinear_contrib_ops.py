@@ -87,3 +87,39 @@ def test_concat_bit_for_bit(t):
                             domain="com.microsoft", axis=1)
     ours, ref = run_both(node, inits, {"a": a, "b": b, "c": c}, t)
     assert np.array_equal(ours, ref), np.abs(ours - ref).max()
+
+
+def run_ours(node, inits, feeds, out_type):
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(k, ELEM[v.dtype.type], v.shape) for k, v in feeds.items()],
+        [helper.make_tensor_value_info(node.output[0], ELEM[out_type], None)],
+        [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                          ir_version=8).SerializeToString()
+    return kestrel.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def test_bad_inputs_are_refused_naming_the_tensor():
+    rng = np.random.default_rng(5)
+    a, b = q(rng, (2, 3), np.uint8), q(rng, (2, 3), np.uint8)
+    # A zero point of another type than its tensor.
+    inits = {**qp("a", 0.1, 3, np.int8), **qp("b", 0.1, 3, np.uint8), **qp("c", 0.1, 3, np.uint8)}
+    node = helper.make_node("QLinearAdd", ["a", "as", "az", "b", "bs", "bz", "cs", "cz"], ["y"], domain="com.microsoft")
+    with pytest.raises(Exception, match="QLinearAdd.*A zero point must be one uint8, got int8"):
+        run_ours(node, inits, {"a": a, "b": b}, np.uint8)
+    # A scale per channel where the op takes one value.
+    inits = {"xs": np.array([0.1, 0.2], np.float32), "xz": np.array(3, np.uint8), **qp("y", 0.1, 3, np.uint8)}
+    node = helper.make_node("QLinearSigmoid", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft")
+    with pytest.raises(Exception, match="X scale has shape \\[2\\] but must be a scalar"):
+        run_ours(node, inits, {"x": a}, np.uint8)
+    # Inputs to concatenate that differ off the axis.
+    inits = {**qp("y", 0.1, 3, np.uint8), **qp("a", 0.1, 3, np.uint8), **qp("b", 0.1, 3, np.uint8)}
+    node = helper.make_node("QLinearConcat", ["ys", "yz", "a", "as", "az", "b", "bs", "bz"], ["y"],
+                            domain="com.microsoft", axis=0)
+    with pytest.raises(Exception, match="input 1 \\[2,4\\] does not match \\[2,3\\] off axis 0"):
+        run_ours(node, inits, {"a": a, "b": q(rng, (2, 4), np.uint8)}, np.uint8)
+    # A global pool over a tensor without spatial dims.
+    inits = {**qp("x", 0.1, 3, np.uint8), **qp("y", 0.1, 3, np.uint8)}
+    node = helper.make_node("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft")
+    with pytest.raises(Exception, match="X must have rank 3 or more, got \\[2,3\\]"):
+        run_ours(node, inits, {"x": a}, np.uint8)
