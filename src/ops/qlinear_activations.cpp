@@ -6,19 +6,17 @@
 //
 // Inputs: X, X_scale, X_zero_point, Y_scale, Y_zero_point (scales and zero
 // points one value each, zero points optional); Y has X's type and shape.
-#include "ops/logistic.h"
-#include "ops/qlinear_params.h"
+#include "ops/qlinear_activations.h"
 #include "ops/registry.h"
 
 namespace kestrel::ops {
 namespace {
 
-template <typename F>
-void run_table_op(KernelContext& ctx, F&& f) {
+template <typename MakeTable>
+void run_table_op(KernelContext& ctx, MakeTable make_table) {
   const Tensor& X = ctx.input(0);
-  const QParam x = qparam(ctx, 1, 2, X.dtype(), "X");
-  const QParam y = qparam(ctx, 3, 4, X.dtype(), "Y");
-  const std::array<uint8_t, 256> table = qlinear_table(X.dtype(), x, y, f);
+  const std::array<uint8_t, 256> table =
+      make_table(X.dtype(), qparam(ctx, 1, 2, X.dtype(), "X"), qparam(ctx, 3, 4, X.dtype(), "Y"));
   Tensor& Y = ctx.output(0, X.dtype(), X.shape());
   const uint8_t* in = X.raw();
   uint8_t* out = Y.raw();
@@ -28,15 +26,11 @@ void run_table_op(KernelContext& ctx, F&& f) {
   });
 }
 
-void run_qlinear_sigmoid(KernelContext& ctx) {
-  run_table_op(ctx, [](const float* in, float* out) { logistic(in, out, 256); });
-}
+void run_qlinear_sigmoid(KernelContext& ctx) { run_table_op(ctx, qlinear_sigmoid_table); }
 
 void run_qlinear_leaky_relu(KernelContext& ctx) {
   const float alpha = ctx.node.attr_f("alpha", 0.01f);
-  run_table_op(ctx, [alpha](const float* in, float* out) {
-    for (int i = 0; i < 256; ++i) out[i] = in[i] >= 0.0f ? in[i] : alpha * in[i];
-  });
+  run_table_op(ctx, [alpha](DType t, QParam x, QParam y) { return qlinear_leaky_relu_table(t, x, y, alpha); });
 }
 
 }  // namespace

@@ -20,20 +20,28 @@ struct QParam {
   int32_t zero_point = 0;
 };
 
-// Inputs scale_at and zp_at (optional: zero) of a tensor of type `type`
-// (uint8 or int8), named `what` in errors.
-inline QParam qparam(const KernelContext& ctx, int scale_at, int zp_at, DType type, const char* what) {
-  if (type != DType::UInt8 && type != DType::Int8)
-    ctx.fail(what, " must be uint8 or int8, got ", dtype_name(type));
-  QParam p;
-  p.scale = read_scales(ctx, scale_at, 1, (std::string(what) + " scale").c_str())[0];
-  if (zp_at >= 0 && ctx.has_input(zp_at)) {
-    const Tensor& z = ctx.input(zp_at);
-    if (z.dtype() != type || z.numel() != 1)
-      ctx.fail(what, " zero point must be one ", dtype_name(type), ", got ", dtype_name(z.dtype()), " ",
-               shape_str(z.shape()));
-    p.zero_point = int32_t(z.to_i64()[0]);
+// Reads the scale and zero point (null: zero) of an 8-bit tensor of type
+// `type`, named `what` in errors: "" and p set, or what is wrong. Every
+// backend's kernels of these ops read them with it.
+inline std::string read_qparam(const Tensor& scale, const Tensor* zp, DType type, const std::string& what, QParam& p) {
+  if (type != DType::UInt8 && type != DType::Int8) return what + " must be uint8 or int8, got " + dtype_name(type);
+  if (std::string e = scale_error(scale, 1, (what + " scale").c_str()); !e.empty()) return e;
+  p.scale = scale.to_f32()[0];
+  p.zero_point = 0;
+  if (zp) {
+    if (zp->dtype() != type || zp->numel() != 1)
+      return what + " zero point must be one " + dtype_name(type) + ", got " + dtype_name(zp->dtype()) + " " +
+             shape_str(zp->shape());
+    p.zero_point = int32_t(zp->to_i64()[0]);
   }
+  return "";
+}
+
+// Inputs scale_at and zp_at (optional: zero) of a tensor of type `type`.
+inline QParam qparam(const KernelContext& ctx, int scale_at, int zp_at, DType type, const char* what) {
+  QParam p;
+  const Tensor* zp = zp_at >= 0 && ctx.has_input(zp_at) ? &ctx.input(zp_at) : nullptr;
+  if (std::string e = read_qparam(ctx.input(scale_at), zp, type, what, p); !e.empty()) ctx.fail(e);
   return p;
 }
 

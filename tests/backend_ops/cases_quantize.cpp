@@ -286,6 +286,33 @@ std::vector<OpCase> cases() {
                     attr_i(n, "block_size", 16);
                   },
                   .no_vulkan_kernel = ms_kernel}));
+  // The operator form's element-wise QLinearAdd and QLinearMul, broadcast;
+  // Vulkan's shaders/qlinear_binary.comp. One step apart allowed: a GPU's
+  // float division by C's scale may round the last bit otherwise than the
+  // CPU's, which moves a value sitting at .5.
+  v.push_back(ms({.label = "QLinearAdd uint8, B broadcast", .op = "QLinearAdd",
+                  .inputs = {u8(rnd("a", {2, 8, 5, 7}, 0, 256)), floats("as", {0.031f}), u8(weight("az", {}, 120, 130)),
+                             u8(rnd("b", {8, 1, 7}, 0, 256)), floats("bs", {0.047f}), u8(weight("bz", {}, 120, 130)),
+                             floats("cs", {0.05f}), u8(weight("cz", {}, 120, 136))},
+                  .int_tolerance = 1}));
+  v.push_back(ms({.label = "QLinearAdd int8, A a scalar, no zero points", .op = "QLinearAdd",
+                  .inputs = {i8(rnd("a", {1}, -128, 128)), floats("as", {0.02f}), absent(),
+                             i8(rnd("b", {3, 37}, -128, 128)), floats("bs", {0.03f}), absent(), floats("cs", {0.04f})},
+                  .int_tolerance = 1}));
+  v.push_back(ms({.label = "QLinearMul int8, same shapes", .op = "QLinearMul",
+                  .inputs = {i8(rnd("a", {3, 41}, -128, 128)), floats("as", {0.05f}), i8(weight("az", {}, -4, 4)),
+                             i8(rnd("b", {3, 41}, -128, 128)), floats("bs", {0.04f}), i8(weight("bz", {}, -4, 4)),
+                             floats("cs", {0.3f}), i8(weight("cz", {}, -10, 10))},
+                  .int_tolerance = 1}));
+  // The table ops (Vulkan: shaders/qlinear_table.comp, the host's table):
+  // exact everywhere.
+  v.push_back(ms({.label = "QLinearSigmoid uint8", .op = "QLinearSigmoid",
+                  .inputs = {u8(rnd("x", {3, 5, 43}, 0, 256)), floats("xs", {0.05f}), u8(weight("xz", {}, 120, 136)),
+                             floats("ys", {0.004f}), u8(weight("yz", {}, 0, 10))}}));
+  v.push_back(ms({.label = "QLinearLeakyRelu int8, alpha 0.13", .op = "QLinearLeakyRelu",
+                  .inputs = {i8(rnd("x", {2, 77}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -8, 8)),
+                             floats("ys", {0.03f}), i8(weight("yz", {}, -8, 8))},
+                  .attrs = [](onnx::NodeProto& n) { attr_f(n, "alpha", 0.13f); }}));
   return v;
 }
 

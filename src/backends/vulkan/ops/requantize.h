@@ -1,10 +1,11 @@
-// QLinearMatMul's and QLinearConv's requantization on the device
-// (shaders/requantize.comp): the exact int32 sums their integer kernels
-// wrote into scratch, plus a per-channel int32 bias, scaled by the
-// multipliers the CPU computes (ops/requantize.h), into packed 8-bit
-// outputs with the reference's bits.
+// The quantized ops' parameters read on the host, and QLinearMatMul's and
+// QLinearConv's requantization on the device (shaders/requantize.comp): the
+// exact int32 sums their integer kernels wrote into scratch, plus a
+// per-channel int32 bias, scaled by the multipliers the CPU computes
+// (ops/requantize.h), into packed 8-bit outputs with the reference's bits.
 #pragma once
 #include "backends/vulkan/ops/util.h"
+#include "ops/qlinear_params.h"
 #include "ops/requantize.h"
 
 namespace kestrel::vulkan {
@@ -15,6 +16,16 @@ inline std::vector<float> host_scales(OpContext& ctx, int at, int64_t count, con
   const Tensor& t = ctx.host_input(at);
   if (std::string e = ops::scale_error(t, count, what); !e.empty()) ctx.fail(e);
   return t.to_f32();
+}
+
+// The scale (input scale_at) and zero point (zp_at, optional) of an 8-bit
+// tensor of type `type`, one value each, on the host, checked as the CPU
+// checks them (com.microsoft QLinearAdd, QLinearSigmoid...).
+inline ops::QParam host_qparam(OpContext& ctx, int scale_at, int zp_at, DType type, const char* what) {
+  ops::QParam p;
+  const Tensor* zp = ctx.has_input(zp_at) ? &ctx.host_input(zp_at) : nullptr;
+  if (std::string e = ops::read_qparam(ctx.host_input(scale_at), zp, type, what, p); !e.empty()) ctx.fail(e);
+  return p;
 }
 
 // Y's zero point (input `at`, on the host: one value, as the reference
