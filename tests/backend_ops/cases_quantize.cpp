@@ -313,6 +313,15 @@ std::vector<OpCase> cases() {
                   .inputs = {i8(rnd("x", {2, 77}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -8, 8)),
                              floats("ys", {0.03f}), i8(weight("yz", {}, -8, 8))},
                   .attrs = [](onnx::NodeProto& n) { attr_f(n, "alpha", 0.13f); }}));
+  // The global pool (Vulkan: shaders/qlinear_global_average_pool.comp, the
+  // CPU's multiplier): exact int32 sums, the same float product: exact.
+  v.push_back(ms({.label = "QLinearGlobalAveragePool uint8 7x7", .op = "QLinearGlobalAveragePool",
+                  .inputs = {u8(rnd("x", {2, 13, 7, 7}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 120, 136)),
+                             floats("ys", {0.015f}), u8(weight("yz", {}, 120, 136))}}));
+  v.push_back(ms({.label = "QLinearGlobalAveragePool int8 channels last", .op = "QLinearGlobalAveragePool",
+                  .inputs = {i8(rnd("x", {1, 5, 6, 10}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -8, 8)),
+                             floats("ys", {0.01f}), i8(weight("yz", {}, -8, 8))},
+                  .attrs = [](onnx::NodeProto& n) { attr_i(n, "channels_last", 1); }}));
   return v;
 }
 

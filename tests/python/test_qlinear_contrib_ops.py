@@ -70,6 +70,10 @@ def test_pools(t):
     node = helper.make_node("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft")
     ours, ref = run_both(node, inits, {"x": x}, t)
     assert np.array_equal(ours, ref), np.abs(ours - ref).max()
+    node = helper.make_node("QLinearGlobalAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
+                            channels_last=1)
+    ours, ref = run_both(node, inits, {"x": x}, t)  # [2, 6, 11, 13] read as N, H, W, C
+    assert ours.shape == (2, 1, 1, 13) and np.array_equal(ours, ref), np.abs(ours - ref).max()
     node = helper.make_node("QLinearAveragePool", ["x", "xs", "xz", "ys", "yz"], ["y"], domain="com.microsoft",
                             kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     ours, ref = run_both(node, inits, {"x": x}, t)
