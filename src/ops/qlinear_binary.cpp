@@ -40,7 +40,7 @@ void qlinear_binary(KernelContext& ctx, const Tensor& A, const Tensor& B, QParam
     const float va = a.scale * float(int32_t(pa[ia]) - a.zero_point);
     const float vb = b.scale * float(int32_t(pb[ib]) - b.zero_point);
     const float v = std::nearbyint(op(va, vb) / c.scale) + float(c.zero_point);
-    pc[i] = Q(std::clamp(v, lo, hi));
+    pc[i] = std::isnan(v) ? Q(0) : Q(std::clamp(v, lo, hi));  // (a NaN scale: 0, as QuantizeLinear gives)
   });
 }
 

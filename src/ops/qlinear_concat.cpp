@@ -7,6 +7,7 @@
 // Inputs: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) per input.
 #include <cstring>
 
+#include "ops/qlinear_concat.h"
 #include "ops/qlinear_params.h"
 #include "ops/registry.h"
 
@@ -14,27 +15,22 @@ namespace kestrel::ops {
 namespace {
 
 void run_qlinear_concat(KernelContext& ctx) {
-  const int n_in = ctx.num_inputs();
-  if (n_in < 5 || (n_in - 2) % 3 != 0)
-    ctx.fail("inputs must be Y_scale, Y_zero_point and (X, X_scale, X_zero_point) per input, got ", n_in);
-  const int count = (n_in - 2) / 3;
+  int count = 0;
+  if (std::string e = qlinear_concat_count(ctx.num_inputs(), count); !e.empty()) ctx.fail(e);
   if (!ctx.has_input(1)) ctx.fail("Y_zero_point is required");
   const DType type = ctx.input(1).dtype();
   const QParam yp = qparam(ctx, 0, 1, type, "Y");
-  const Shape& first = ctx.input(2).shape();
-  const int rank = int(first.size());
-  if (rank == 0) ctx.fail("inputs must have rank 1 or more");
-  const int axis = normalize_axis(ctx, ctx.node.attr_i("axis", 0), rank);
-  Shape out = first;
-  out[size_t(axis)] = 0;
+  std::vector<Shape> shapes;
+  std::vector<DType> types;
   for (int k = 0; k < count; ++k) {
-    const Tensor& X = ctx.input(2 + 3 * k);
-    if (X.dtype() != type) ctx.fail("input ", k, " is ", dtype_name(X.dtype()), ", not ", dtype_name(type));
-    bool fits = X.rank() == rank;
-    for (int d = 0; fits && d < rank; ++d) fits = d == axis || X.dim(d) == first[size_t(d)];
-    if (!fits) ctx.fail("input ", k, " ", shape_str(X.shape()), " does not match ", shape_str(first), " off axis ", axis);
-    out[size_t(axis)] += X.dim(axis);
+    shapes.push_back(ctx.input(2 + 3 * k).shape());
+    types.push_back(ctx.input(2 + 3 * k).dtype());
   }
+  Shape out;
+  int axis = 0;
+  if (std::string e = plan_qlinear_concat(shapes, types, type, ctx.node.attr_i("axis", 0), out, axis); !e.empty())
+    ctx.fail(e);
+  const int rank = int(out.size());
   Tensor& Y = ctx.output(0, type, out);
   if (Y.numel() == 0) return;
   int64_t outer = 1, inner = 1;
@@ -46,9 +42,8 @@ void run_qlinear_concat(KernelContext& ctx) {
   for (int k = 0; k < count; ++k) {
     const Tensor& X = ctx.input(2 + 3 * k);
     const QParam xp = qparam(ctx, 3 + 3 * k, 4 + 3 * k, type, "X");
-    const bool copy = xp.scale == yp.scale && xp.zero_point == yp.zero_point;
-    const std::array<uint8_t, 256> table =
-        qlinear_table(type, xp, yp, [](const float* in, float* o) { std::memcpy(o, in, 256 * sizeof(float)); });
+    const bool copy = same_qparam(xp, yp);
+    const std::array<uint8_t, 256> table = qlinear_requant_table(type, xp, yp);
     const int64_t row = X.dim(axis) * inner;
     const uint8_t* x = X.raw();
     for (int64_t o = 0; o < outer; ++o) {

@@ -28,7 +28,7 @@ void pool(KernelContext& ctx, const Q* x, Q* y, const QGlobalPool& g, bool chann
     for (int64_t i = 0; i < image; ++i) sum += int32_t(xs[i * step]);
     sum -= xp.zero_point * int32_t(image);
     const float v = std::nearbyint(float(sum) * scale) + float(yp.zero_point);
-    y[p] = Q(std::clamp(v, lo, hi));
+    y[p] = std::isnan(v) ? Q(0) : Q(std::clamp(v, lo, hi));  // (a NaN scale: 0, as QuantizeLinear gives)
   });
 }
 

@@ -6,6 +6,7 @@
 // through a float function, and quantized as QuantizeLinear does, as ONNX
 // Runtime's CPU EP builds its lookup tables.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -62,6 +63,14 @@ std::array<uint8_t, 256> qlinear_table(DType type, QParam x, QParam y, F&& f) {
     quantize_floats(out, y.scale, y.zero_point, table.data(), 256);
   return table;
 }
+
+// The table that requantizes a byte from x's scale and zero point to y's
+// (QLinearConcat), and whether it is the identity (equal parameters: ONNX
+// Runtime copies the bytes).
+inline std::array<uint8_t, 256> qlinear_requant_table(DType type, QParam x, QParam y) {
+  return qlinear_table(type, x, y, [](const float* in, float* out) { std::copy(in, in + 256, out); });
+}
+inline bool same_qparam(QParam x, QParam y) { return x.scale == y.scale && x.zero_point == y.zero_point; }
 
 // y[i] = table[x[i]] over n bytes.
 inline void apply_table(const std::array<uint8_t, 256>& table, const uint8_t* x, uint8_t* y, int64_t n) {

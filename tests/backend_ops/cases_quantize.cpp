@@ -322,6 +322,20 @@ std::vector<OpCase> cases() {
                   .inputs = {i8(rnd("x", {1, 5, 6, 10}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -8, 8)),
                              floats("ys", {0.01f}), i8(weight("yz", {}, -8, 8))},
                   .attrs = [](onnx::NodeProto& n) { attr_i(n, "channels_last", 1); }}));
+  // QLinearConcat (Vulkan: shaders/qlinear_concat.comp, the CPU's tables):
+  // exact. The second input has the output's parameters (copied); along the
+  // last axis with odd widths, inputs and rows share the output's words.
+  v.push_back(ms({.label = "QLinearConcat uint8 axis 1, one input copied", .op = "QLinearConcat",
+                  .inputs = {floats("ys", {0.05f}), u8(weight("yz", {}, 128, 129)), u8(rnd("a", {2, 3, 5}, 0, 256)),
+                             floats("as", {0.02f}), u8(weight("az", {}, 120, 136)), u8(rnd("b", {2, 4, 5}, 0, 256)),
+                             floats("bs", {0.05f}), u8(weight("bz", {}, 128, 129)), u8(rnd("c", {2, 1, 5}, 0, 256)),
+                             floats("cs", {0.11f}), u8(weight("cz", {}, 120, 136))},
+                  .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); }}));
+  v.push_back(ms({.label = "QLinearConcat int8 last axis, odd widths", .op = "QLinearConcat",
+                  .inputs = {floats("ys", {0.04f}), i8(weight("yz", {}, -3, 3)), i8(rnd("a", {3, 7, 3}, -128, 128)),
+                             floats("as", {0.03f}), i8(weight("az", {}, -9, 9)), i8(rnd("b", {3, 7, 5}, -128, 128)),
+                             floats("bs", {0.06f}), i8(weight("bz", {}, -9, 9))},
+                  .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", -1); }}));
   return v;
 }
 
