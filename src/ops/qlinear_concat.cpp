@@ -43,7 +43,8 @@ void run_qlinear_concat(KernelContext& ctx) {
     const Tensor& X = ctx.input(2 + 3 * k);
     const QParam xp = qparam(ctx, 3 + 3 * k, 4 + 3 * k, type, "X");
     const bool copy = same_qparam(xp, yp);
-    const std::array<uint8_t, 256> table = qlinear_requant_table(type, xp, yp);
+    std::array<uint8_t, 256> table{};
+    if (!copy) table = qlinear_requant_table(type, xp, yp);
     const int64_t row = X.dim(axis) * inner;
     const uint8_t* x = X.raw();
     for (int64_t o = 0; o < outer; ++o) {

@@ -6,19 +6,14 @@ Runtime's float reference; its x86 kernels compute Add in fixed point, so those 
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import kestrel
-from test_microsoft_ops import ELEM
+from test_microsoft_ops import model  # one contrib-op node in a model
 
 
 def run_both(node, inits, feeds, out_type):
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info(k, ELEM[v.dtype.type], v.shape) for k, v in feeds.items()],
-        [helper.make_tensor_value_info(node.output[0], ELEM[out_type], None)],
-        [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
-                          ir_version=8).SerializeToString()
+    m = model(node, inits, feeds, out_type)
     so = ort.SessionOptions()
     so.log_severity_level = 3
     ref = ort.InferenceSession(m, so, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
@@ -94,12 +89,7 @@ def test_concat_bit_for_bit(t):
 
 
 def run_ours(node, inits, feeds, out_type):
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info(k, ELEM[v.dtype.type], v.shape) for k, v in feeds.items()],
-        [helper.make_tensor_value_info(node.output[0], ELEM[out_type], None)],
-        [numpy_helper.from_array(v, k) for k, v in inits.items()])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
-                          ir_version=8).SerializeToString()
+    m = model(node, inits, feeds, out_type)
     return kestrel.InferenceSession(m, providers=["CPUExecutionProvider"]).run(None, feeds)
 
 
