@@ -93,3 +93,22 @@ TEST(VulkanDevice, ProbeListsTheCooperativeMatrixProducts) {
       EXPECT_THAT(shapes, testing::Contains("16x16x16 f16*f16+f32=f32 subgroup")) << d["name"];
   }
 }
+
+// `kestrel probe` says whether each device runs int8 dot products in shaders
+// (a feature Vulkan 1.3 requires) and whether its driver calls them faster
+// than the arithmetic spelled out; the second implies the first.
+TEST(VulkanDevice, ProbeReportsIntegerDotProducts) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  const auto [status, out] = kestrel::test::run_kestrel("probe");
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json devices = nlohmann::json::parse(out)["vulkan"]["devices"];
+  ASSERT_FALSE(devices.empty());
+  for (const auto& d : devices) {
+    ASSERT_TRUE(d["integer_dot_product"].is_boolean()) << d.dump();
+    ASSERT_TRUE(d["integer_dot_product_accelerated"].is_boolean()) << d.dump();
+    if (d["integer_dot_product_accelerated"].get<bool>()) EXPECT_TRUE(d["integer_dot_product"].get<bool>()) << d["name"];
+    const std::string api = d["api_version"].get<std::string>();
+    const int major = std::stoi(api), minor = std::stoi(api.substr(api.find('.') + 1));
+    if (major > 1 || minor >= 3) EXPECT_TRUE(d["integer_dot_product"].get<bool>()) << d["name"] << " " << api;
+  }
+}

@@ -24,6 +24,8 @@ Json to_json(const vulkan::DeviceInfo& d) {
           {"shader_int8", d.shader_int8},
           {"storage_16bit", d.storage_16bit},
           {"storage_8bit", d.storage_8bit},
+          {"integer_dot_product", d.integer_dot_product},
+          {"integer_dot_product_accelerated", d.integer_dot_product_accelerated},
           {"cooperative_matrix_khr", d.cooperative_matrix_khr},
           {"cooperative_matrix_nv", d.cooperative_matrix_nv},
           {"coop_matrix_shapes", d.coop_matrix_shapes},

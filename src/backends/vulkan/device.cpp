@@ -169,6 +169,18 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   d.shader_int8 = f16i8.shaderInt8;
   d.storage_16bit = s16.storageBuffer16BitAccess;
   d.storage_8bit = s8.storageBuffer8BitAccess;
+  if (has_extension(pd, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &dot};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    VkPhysicalDeviceShaderIntegerDotProductProperties dp{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &dp};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    d.integer_dot_product = dot.shaderIntegerDotProduct;
+    d.integer_dot_product_accelerated = d.integer_dot_product && dp.integerDotProduct4x8BitPackedSignedAccelerated;
+  }
   d.cooperative_matrix_khr = has_extension(pd, "VK_KHR_cooperative_matrix");
   d.cooperative_matrix_nv = has_extension(pd, "VK_NV_cooperative_matrix");
   d.vulkan_memory_model = has_memory_model && memory_model.vulkanMemoryModel;

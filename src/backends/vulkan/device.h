@@ -29,6 +29,10 @@ struct DeviceInfo {
   bool subgroup_arithmetic = false;  // subgroupAdd and subgroupMax in compute shaders (the row shaders' sg variants)
   bool shader_float16 = false, shader_int8 = false;
   bool storage_16bit = false, storage_8bit = false;
+  // VK_KHR_shader_integer_dot_product: int8 dot products in shaders, and
+  // whether the driver reports the packed signed 4x8-bit form as faster than
+  // the same arithmetic spelled out (what a quantized kernel on it gains).
+  bool integer_dot_product = false, integer_dot_product_accelerated = false;
   bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;
   bool vulkan_memory_model = false;  // the feature cooperative-matrix shaders declare
   // Every product VK_KHR_cooperative_matrix offers, as "MxNxK A*B+C=R scope"
