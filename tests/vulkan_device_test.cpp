@@ -77,13 +77,18 @@ TEST(VulkanGrid, FoldsPastTheWorkgroupLimitIntoTwoDimensions) {
 }
 
 
+// The devices `kestrel probe` lists (none where it fails).
+nlohmann::json probed_devices() {
+  const auto [status, out] = kestrel::test::run_kestrel("probe");
+  EXPECT_EQ(status, 0) << out;
+  return status == 0 ? nlohmann::json::parse(out)["vulkan"]["devices"] : nlohmann::json::array();
+}
+
 // `kestrel probe` lists every cooperative-matrix product a device offers, and
 // claims the one the tensor-core GEMM needs only where that product is listed.
 TEST(VulkanDevice, ProbeListsTheCooperativeMatrixProducts) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  const auto [status, out] = kestrel::test::run_kestrel("probe");
-  ASSERT_EQ(status, 0) << out;
-  const nlohmann::json devices = nlohmann::json::parse(out)["vulkan"]["devices"];
+  const nlohmann::json devices = probed_devices();
   ASSERT_FALSE(devices.empty());
   for (const auto& d : devices) {
     ASSERT_TRUE(d["coop_matrix_shapes"].is_array()) << d.dump();
@@ -99,9 +104,7 @@ TEST(VulkanDevice, ProbeListsTheCooperativeMatrixProducts) {
 // than the arithmetic spelled out; the second implies the first.
 TEST(VulkanDevice, ProbeReportsIntegerDotProducts) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
-  const auto [status, out] = kestrel::test::run_kestrel("probe");
-  ASSERT_EQ(status, 0) << out;
-  const nlohmann::json devices = nlohmann::json::parse(out)["vulkan"]["devices"];
+  const nlohmann::json devices = probed_devices();
   ASSERT_FALSE(devices.empty());
   for (const auto& d : devices) {
     ASSERT_TRUE(d["integer_dot_product"].is_boolean()) << d.dump();
