@@ -6,6 +6,7 @@
 // Average: the sum over in-bounds taps divided by their count, or with
 // COUNT_PAD by the taps inside the padded input.
 #include "common.glsl"
+#include "pool_window.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int OP = 0;  // 0 max, 1 average
 layout(constant_id = 1) const int COUNT_PAD = 0;
@@ -13,19 +14,8 @@ layout(std430, binding = 0) readonly buffer X { T x[]; };
 layout(std430, binding = 1) writeonly buffer Y { T y[]; };
 layout(push_constant) uniform Push {
   KESTREL_ELEMENTWISE_PUSH
-  int H, W, OH, OW, SH, SW, DH, DW, PH, PW;
-  int KH, KW, PEH, PEW;  // kernel and end pads
+  KESTREL_POOL_WINDOW_PUSH
 } pc;
-
-// Taps of a window along one dim that lie inside the padded extent.
-int padded_taps(int start, int k, int d, int pb, int len) {
-  int c = 0;
-  for (int i = 0; i < k; ++i) {
-    int v = start + i * d;
-    c += (v >= -pb && v < len) ? 1 : 0;
-  }
-  return c;
-}
 
 void main() {
   uint i = pc.base + kestrel_index();
@@ -56,8 +46,7 @@ void main() {
     }
   }
   if (OP == 1) {
-    if (COUNT_PAD != 0)
-      count = padded_taps(ih0, pc.KH, pc.DH, pc.PH, pc.H + pc.PEH) * padded_taps(iw0, pc.KW, pc.DW, pc.PW, pc.W + pc.PEW);
+    if (COUNT_PAD != 0) count = KESTREL_PADDED_WINDOW_TAPS(ih0, iw0);
     acc = count > 0 ? acc / float(count) : 0.0;
   }
   y[i] = ST(acc);
