@@ -26,6 +26,7 @@ struct FlashPush {  // shaders/flash_attention_common.glsl
   float scale;
   int32_t window;
   uint32_t finite_masked, rel_rows, rel_cols;
+  uint32_t rel_h_stride, rel_w_stride;  // relative_stride(rel_rows), (rel_cols)
 };
 constexpr int64_t kFlashQueries = 64;  // per workgroup (flash_attention_common.glsl: QT)
 
@@ -36,6 +37,32 @@ bool flash_on_tensor_cores(const OpContext& ctx, int64_t hd) {
   return ctx.half() && ctx.device().coop_matrix_fp16 && hd % 16 == 0 && hd <= 64 &&
          ctx.device().max_shared_memory >= 47360;
 }
+// The tensor-core kernel adds the relative-position terms of a grid of at
+// most this many rows plus columns on the tensor cores (its REL_MMA): one
+// 16 x 32 product per 16 x 16 block of scores.
+constexpr int64_t kFlashRelativeTerms = 32;
+
+// The tensor-core kernel's one-hot tables, one per tile of 64 keys (64 = its
+// BC): 32 rows of 64 float16 values, packed two to an int32; column j of
+// tile t holds 1.0 in row rows - 1 - ki and row rows + cols - 1 - kj, where
+// key t * 64 + j sits at (ki, kj) of the grid (a column past the last key is
+// zero). The kernel's 16 x 32 matrix of each query's terms (in that order)
+// times it is every score's height plus width term.
+std::vector<int32_t> relative_one_hot(int64_t tokens, int64_t rows, int64_t cols) {
+  const int64_t tiles = (tokens + 63) / 64;
+  std::vector<uint16_t> halves(size_t(tiles * 32 * 64), 0);
+  const uint16_t one = float_to_half(1.0f);
+  for (int64_t key = 0; key < tokens; ++key) {
+    const int64_t t = key / 64, j = key % 64, ki = key / cols, kj = key % cols;
+    halves[size_t((t * 32 + rows - 1 - ki) * 64 + j)] = one;
+    halves[size_t((t * 32 + rows + cols - 1 - kj) * 64 + j)] = one;
+  }
+  std::vector<int32_t> packed(halves.size() / 2);
+  for (size_t i = 0; i < packed.size(); ++i)
+    packed[i] = int32_t(uint32_t(halves[2 * i]) | uint32_t(halves[2 * i + 1]) << 16);
+  return packed;
+}
+
 // The plain kernel's keys per tile: its K and V tiles and each thread's
 // scores within 16 KB of shared memory, the least Vulkan guarantees.
 int64_t flash_plain_keys(int64_t hd) { return hd <= 64 ? 16 : 8; }
@@ -81,7 +108,7 @@ void attention_context(OpContext& ctx, const GpuTensor& scores, const GpuTensor&
 
 void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, const GpuTensor& y, int64_t batch,
                        int64_t rows, int64_t tokens, int64_t n, int64_t heads, int64_t hd, float scale,
-                       int64_t b_row_stride, int64_t b_batch_stride, int64_t b_head_stride) {
+                       int64_t b_row_stride, int64_t b_batch_stride, int64_t b_head_stride, int64_t y_row_stride) {
   const int64_t d = heads * hd;
   GemmPlan g;
   init_batch(g.p);
@@ -94,6 +121,11 @@ void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, c
   g.p.sab[2] = uint32_t(tokens * d), g.p.sab[3] = uint32_t(hd);
   g.p.sbb[2] = uint32_t(b_batch_stride), g.p.sbb[3] = uint32_t(b_head_stride);
   g.batches = uint64_t(batch * heads);
+  if (y_row_stride > n) {
+    g.p.sym = uint32_t(y_row_stride);
+    g.p.syb[2] = uint32_t(heads * rows * y_row_stride), g.p.syb[3] = uint32_t(rows * y_row_stride);
+    g.y_row_scratch = true;
+  }
   record_gemm(ctx, g, q, b, nullptr, y, ActParams{});
 }
 
@@ -202,19 +234,25 @@ void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, con
   const bool coop = flash_on_tensor_cores(ctx, hd);
   const GpuTensor* padding = mask ? mask->padding : nullptr;
   FlashPush p{0, 0, uint32_t(tokens), uint32_t(heads), scale, mask ? int32_t(mask->window) : -1,
-              mask && !mask->finite_masked ? 0u : 1u, rel ? uint32_t(rel->rows) : 0u, rel ? uint32_t(rel->cols) : 0u};
+              mask && !mask->finite_masked ? 0u : 1u, rel ? uint32_t(rel->rows) : 0u, rel ? uint32_t(rel->cols) : 0u,
+              rel ? uint32_t(relative_stride(rel->rows)) : 0u, rel ? uint32_t(relative_stride(rel->cols)) : 0u};
   std::vector<int32_t> spec = {int32_t(hd), padding ? 1 : 0, rel ? 1 : 0};
+  std::vector<Binding> bindings = {In(q), In(k), In(v), Out(out), In(padding ? *padding : q),
+                                   In(rel ? *rel->ph : q), In(rel ? *rel->pw : q)};
+  GpuTensor one_hot;
   if (coop) {
     // K and V rows (and the queries) start 16-byte aligned: whole uvec4
     // loads; and the output: 4 halves to a store.
     bool vec = true;
     for (const GpuTensor* t : {&q, &k, &v, &out}) vec = vec && t->range(false).offset % 16 == 0;
     spec.push_back(vec ? 1 : 0);
+    const bool rel_mma = rel && rel->rows + rel->cols <= kFlashRelativeTerms;
+    spec.push_back(rel_mma ? 1 : 0);
+    if (rel_mma) one_hot = ctx.upload_i32(relative_one_hot(tokens, rel->rows, rel->cols));
+    bindings.push_back(In(rel_mma ? one_hot : q));
   } else {
     spec.push_back(int32_t(flash_plain_keys(hd)));
   }
-  const std::vector<Binding> bindings = {In(q), In(k), In(v), Out(out), In(padding ? *padding : q),
-                                         In(rel ? *rel->ph : q), In(rel ? *rel->pw : q)};
   // Bounded dispatches (macs_per_dispatch): whole (sequence, head) pairs,
   // or tiles of one pair's queries where a pair alone is past the bound.
   const int64_t tiles = (tokens + kFlashQueries - 1) / kFlashQueries;

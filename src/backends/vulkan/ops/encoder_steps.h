@@ -52,10 +52,12 @@ AttentionPlan plan_attention(OpContext& ctx, int64_t batch, int64_t heads, int64
 // row j starts b_row_stride elements after row j - 1 and its (batch, head)
 // block at b_batch_stride and b_head_stride (attention's keys; ViT-Det's
 // relative-position tables, shared by every batch and head: strides 0).
-// One batched GEMM; y is [batch, heads, rows, n].
+// One batched GEMM; y is [batch, heads, rows, n], or [batch, heads, rows,
+// y_row_stride] where a stride past n is given: its columns n and beyond
+// are then scratch, which the GEMM may write (relative_stride).
 void per_head_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& b, const GpuTensor& y, int64_t batch,
                        int64_t rows, int64_t tokens, int64_t n, int64_t heads, int64_t hd, float scale,
-                       int64_t b_row_stride, int64_t b_batch_stride, int64_t b_head_stride);
+                       int64_t b_row_stride, int64_t b_batch_stride, int64_t b_head_stride, int64_t y_row_stride = 0);
 
 // The Softmax step of one chunk of attention: the scores of `rows` queries
 // from query q0 on, for every (batch, head), in place (plain, masked, or
@@ -83,6 +85,14 @@ struct RelativeTerms {
   const GpuTensor* pw = nullptr;
   int64_t rows = 0, cols = 0;
 };
+
+// The row stride of a query's products with a table of 2 * span - 1 rows:
+// rounded up to 8, so the tensor-core GEMM stores them 16 bytes at a time
+// (the padding columns are scratch). Stored one entry at a time (127 and 27
+// columns: SAM ViT-B's global and windowed layers), its 24 products took
+// 1.11 of SAM's 10.7 ms of device time on an H200; padded, 0.33 ms
+// (BENCHMARKS.md).
+inline int64_t relative_stride(int64_t span) { return (2 * span - 1 + 7) / 8 * 8; }
 
 // Whether flash_attention computes this session's attention for heads of
 // `hd`: the session's AttentionKernel (Auto: on tensor cores only), and a

@@ -38,19 +38,22 @@ struct GluPush {  // shaders/glu.comp
   float a, b;
 };
 struct RelSoftmaxPush {  // shaders/relpos_softmax.comp
-  uint32_t row_base, row_end, rows, cols, q0, chunk_rows;
+  uint32_t row_base, row_end, rows, cols, q0, chunk_rows, h_stride, w_stride;
 };
 
 // ViT-Det's decomposed relative position: every query's dot product with
 // every row of a table [2 * span - 1, D] (head h's columns of q), one GEMM on
-// the device's fastest tile: p[(sequence, head), token, r] = q . table[r]. The
+// the device's fastest tile: p[(sequence, head), token, r] = q . table[r],
+// rows of relative_stride(span). The
 // Softmax then picks, for query (i, j) and key (ki, kj), p_h[.., i - ki +
 // rows - 1] and p_w[.., j - kj + cols - 1] (relpos_softmax.comp): twice the
 // products a per-pair kernel computes, all on the GEMM (a per-pair kernel of
 // scalar dot products took 28% of SAM ViT-B's time on an H200).
 void relative_products(OpContext& ctx, const GpuTensor& q, const GpuTensor& table, const GpuTensor& p,
                        int64_t sequences, int64_t tokens, int64_t heads, int64_t hd) {
-  per_head_products(ctx, q, table, p, sequences, tokens, tokens, table.shape[0], heads, hd, 1.0f, hd, 0, 0);
+  const int64_t span = (table.shape[0] + 1) / 2;
+  per_head_products(ctx, q, table, p, sequences, tokens, tokens, table.shape[0], heads, hd, 1.0f, hd, 0, 0,
+                    relative_stride(span));
 }
 
 class VulkanSteps final : public fam::StepRunner {
@@ -76,7 +79,8 @@ class VulkanSteps final : public fam::StepRunner {
       const auto a = shape_.attention(s, st.window);
       if (st.rel_h >= 0) {
         fam::check_relative_tables(ctx.node, st, a.grid, need(st.rel_h).shape[0], need(st.rel_w).shape[0]);
-        rel_floats = std::max(rel_floats, a.sequences * s.heads * a.tokens * (2 * std::max(a.grid.rows, a.grid.cols) - 1));
+        rel_floats = std::max(rel_floats,
+                              a.sequences * s.heads * a.tokens * relative_stride(std::max(a.grid.rows, a.grid.cols)));
       }
       if (flash_) continue;  // no scores in memory
       plans_.emplace(st.layer, plan_attention(ctx, a.sequences, s.heads, a.tokens, shape_.channels));
@@ -155,7 +159,8 @@ class VulkanSteps final : public fam::StepRunner {
     }
     chunked_attention(ctx_, q, k, v, scores_, out, a.sequences, a.tokens, s_.heads, s_.head_dim, st.scale, plan,
                       [&](int64_t q0, int64_t n_q) {
-                        RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q)};
+                        RelSoftmaxPush sp{0, 0, uint32_t(g.rows), uint32_t(g.cols), uint32_t(q0), uint32_t(n_q),
+                                          uint32_t(relative_stride(g.rows)), uint32_t(relative_stride(g.cols))};
                         dispatch_rows(ctx_, "relpos_softmax", {}, {Out(scores_), In(rel_h_), In(rel_w_)}, &sp,
                                       sizeof sp, uint64_t(a.sequences * s_.heads * n_q), uint64_t(2 * a.tokens));
                       });

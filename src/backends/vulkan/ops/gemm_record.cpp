@@ -32,6 +32,11 @@ constexpr uint64_t kLargeTilesAtLeast = 256;
 // tile's (its scores on the 128x128 one: the loss at 128, where it takes no
 // 32x32 tile); at 128, CLIP gained 1-6%.
 constexpr uint64_t kSmallTilesAtLeast = 128;
+// Products of at most this many columns take the 32x32 tensor-core tile
+// however many tiles they make: on a wider one most of each tile is past N
+// (SAM ViT-B's windowed relative-position products, N = 27, in batches of
+// 300, took the 128x128 one by the tile count).
+constexpr uint32_t kTinyColumnsAtMost = 32;
 
 GemmKernel choose_kernel(const OpContext& ctx, const GemmPlan& plan) {
   // Float16 runs on a device whose cooperative matrices the context enabled
@@ -44,10 +49,11 @@ GemmKernel choose_kernel(const OpContext& ctx, const GemmPlan& plan) {
       return uint64_t((plan.p.M + rows - 1) / rows) * ((plan.p.N + cols - 1) / cols) * plan.batches;
     };
     const bool big_gpu = ctx.device().type == "discrete" || ctx.device().coop_matrix_fp16;
-    t = big_gpu && tiles(128, 128) >= kLargeTilesAtLeast ? GemmTiles::Large
-        : coop && tiles(128, 96) >= kLargeTilesAtLeast   ? GemmTiles::Wide
-        : coop && tiles(64, 64) < kSmallTilesAtLeast     ? GemmTiles::Tiny
-                                                         : GemmTiles::Small;
+    t = coop && plan.p.N <= kTinyColumnsAtMost           ? GemmTiles::Tiny
+        : big_gpu && tiles(128, 128) >= kLargeTilesAtLeast ? GemmTiles::Large
+        : coop && tiles(128, 96) >= kLargeTilesAtLeast     ? GemmTiles::Wide
+        : coop && tiles(64, 64) < kSmallTilesAtLeast       ? GemmTiles::Tiny
+                                                           : GemmTiles::Small;
   }
   if (coop)
     return t == GemmTiles::Large  ? GemmKernel{"gemm_coop", 128, 128, true}
@@ -75,9 +81,15 @@ bool vector_rows(const GpuTensor& t, uint32_t unit_stride, uint32_t contig_len, 
 // Whether the tensor-core GEMM may store Y (and read the residual) 8
 // outputs at a time: both bindings 16-byte aligned, and every output row
 // (and batch) starting at a multiple of 8 elements with N a multiple of 8, so
-// a lane's 8 outputs never straddle a row's end.
-bool vector_outputs(const GemmPush& p, const GpuTensor& y, const GpuTensor* residual) {
-  if (p.N % 8 || y.range(false).offset % 16 || (residual && residual->range(false).offset % 16)) return false;
+// a lane's 8 outputs never straddle a row's end; or rows padded to a
+// multiple of 8 with scratch (GemmPlan::y_row_scratch), where a lane's last
+// group crosses N into the padding.
+bool vector_outputs(const GemmPlan& plan, const GpuTensor& y, const GpuTensor* residual) {
+  const GemmPush& p = plan.p;
+  // Padded rows whose padding is scratch take the groups that cross N.
+  const bool across_n = plan.y_row_scratch && p.sym >= (p.N + 7) / 8 * 8 && !plan.has_c && !residual;
+  if ((p.N % 8 && !across_n) || y.range(false).offset % 16 || (residual && residual->range(false).offset % 16))
+    return false;
   if (p.sym == 0) return true;  // dense rows of N, batches of M x N
   if (p.sym % 8) return false;
   for (uint32_t s : p.syb)
@@ -100,7 +112,7 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   if (kernel.coop) {
     spec.push_back(plan.a_kcontig ? vector_rows(a, p.sak, p.K, p.sam, p.sab) : vector_rows(a, p.sam, p.M, p.sak, p.sab));
     spec.push_back(plan.b_ncontig ? vector_rows(b, p.sbn, p.N, p.sbk, p.sbb) : vector_rows(b, p.sbk, p.K, p.sbn, p.sbb));
-    spec.push_back(vector_outputs(p, y, residual));
+    spec.push_back(vector_outputs(plan, y, residual));
   }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
   record_gemm_tiles(ctx, shader, spec, bind, plan, kernel.tile_m, kernel.tile_n);

@@ -31,6 +31,11 @@ struct GemmPlan {
   // float32 stream): the kernel's _stream32 variant. Same as false in a
   // float32 node.
   bool y_float32 = false;
+  // Y's rows are padded (sym past N, a multiple of 8) and the padding is
+  // the caller's scratch: the tensor-core kernels may store whole groups of
+  // 8 outputs across N (the columns past N get the epilogue of a zero
+  // sum). Only where there is no C or residual to read past N.
+  bool y_row_scratch = false;
 };
 
 // MatMul's operands as a GEMM (NumPy's view: a 1-D A is one row, a 1-D B

@@ -33,6 +33,7 @@ layout(push_constant) uniform Push {
   int window;       // -1: every key
   uint finite_masked;
   uint rel_rows, rel_cols;  // HAS_REL: the window's grid
+  uint rel_h_stride, rel_w_stride;  // and the rows of ph and pw (2 * rows - 1 and 2 * cols - 1, padded)
 } pc;
 
 #define FLASH_NEG_INF uintBitsToFloat(0xff800000u)
@@ -66,8 +67,8 @@ uint hb, wb;
 void flash_query(uint i) {
   if (HAS_REL == 0) return;
   uint rel_row = (seq * pc.heads + head) * pc.tokens + i;
-  hb = rel_row * (2 * pc.rel_rows - 1) + i / pc.rel_cols + pc.rel_rows - 1;
-  wb = rel_row * (2 * pc.rel_cols - 1) + i % pc.rel_cols + pc.rel_cols - 1;
+  hb = rel_row * pc.rel_h_stride + i / pc.rel_cols + pc.rel_rows - 1;
+  wb = rel_row * pc.rel_w_stride + i % pc.rel_cols + pc.rel_cols - 1;
 }
 
 // The score of query i (flash_query(i) called) and key j from their dot

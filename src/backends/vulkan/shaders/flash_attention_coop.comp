@@ -34,6 +34,12 @@
 #include "halves8.glsl"
 layout(local_size_x = 128) in;
 layout(constant_id = 3) const int VEC = 0;  // K and V rows start 16-byte aligned: loaded 8 halves at a time
+// HAS_REL on a grid of rows + cols <= 32 (ViT-Det's 14x14 windows): the
+// relative-position terms are added on the tensor cores (main()), through
+// the host's one-hot table of each key tile (flash_attention in
+// ops/encoder_steps.cpp): binding 7, per tile 32 rows of 64 halves.
+layout(constant_id = 4) const int REL_MMA = 0;
+layout(std430, binding = 7) readonly buffer E4_ { uvec4 e4[]; };
 layout(std430, binding = 0) readonly buffer Q4_ { uvec4 q4[]; };
 layout(std430, binding = 1) readonly buffer K4_ { uvec4 k4[]; };
 layout(std430, binding = 2) readonly buffer V4_ { uvec4 v4[]; };
@@ -104,7 +110,7 @@ void main() {
   uint r = lane / 2, h4 = (lane % 2) * 4;  // the lane's query row, and where its groups of 4 columns start
   uint i = q0 + sg * 16 + r;
   const uint S0 = sg * 16 * SROW, P0 = sg * 16 * PROW;  // the subgroup's corners, in floats and halves
-  const float score_scale = HAS_REL != 0 ? 1.0 : pc.scale;  // (the relative pass scales its scores)
+  const float score_scale = HAS_REL != 0 ? 1.0 : pc.scale;  // (the relative terms' pass or product scales them)
   if (HAS_REL != 0 && lane < 16) {  // each row's relative-position entries, for the pass along the keys
     uint ir = q0 + sg * 16 + lane;
     flash_query(min(ir, pc.tokens - 1));
@@ -118,6 +124,33 @@ void main() {
   coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> qf[HD / 16];
   [[unroll]] for (uint kk = 0; kk < HD / 16; ++kk)
     coopMatLoad(qf[kk], Ks, sg * 16 * KROW + kk * 2, KROW, gl_CooperativeMatrixLayoutRowMajor);
+
+  // REL_MMA: each query row's terms as one row of a 16 x 32 matrix (its
+  // height entries for key rows rel_rows - 1 down to 0, then its width
+  // entries likewise, then zeros), staged through the subgroup's corner of
+  // Ps. Times the tile's one-hot table, whose column j holds a 1 in the rows
+  // of key j's row and column, it is each score's ph + pw, added to the
+  // scaled scores in the accumulator: no pass over the scores.
+  coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> arel[2];
+  if (REL_MMA != 0) {
+    uint rr = lane / 2, m0 = (lane % 2) * 16;
+    uvec2 base = rel_at[sg * 16 + rr];
+    [[unroll]] for (uint g = 0; g < 4; ++g) {
+      float t[4];
+      [[unroll]] for (uint e = 0; e < 4; ++e) {
+        uint m = m0 + 4 * g + e;
+        t[e] = m < pc.rel_rows                 ? LD(ph[base.x + 1 + m - pc.rel_rows])
+               : m < pc.rel_rows + pc.rel_cols ? LD(pw[base.y + 1 + m - pc.rel_rows - pc.rel_cols])
+                                               : 0.0;
+      }
+      Ps[(P0 + rr * PROW + m0 + 4 * g) / 4] =
+          uvec2(packFloat2x16(f16vec2(t[0], t[1])), packFloat2x16(f16vec2(t[2], t[3])));
+    }
+    subgroup_sync();
+    [[unroll]] for (uint kk = 0; kk < 2; ++kk)
+      coopMatLoad(arel[kk], Ps, (P0 + kk * 16) / 4, PROW / 4, gl_CooperativeMatrixLayoutRowMajor);
+    subgroup_sync();
+  }
 
   // Where key tiles are whole key rows (rel_cols == BC: SAM's global layers),
   // a tile's height term is one value per query, and its width terms are the
@@ -142,14 +175,21 @@ void main() {
   float m = FLASH_NEG_INF, l = 0.0;
   uint first, end;
   key_range(q0, BC, first, end);
+  // A subgroup whose 16 queries are all past the end (the last tile of a
+  // window of 196 tokens has 4) takes part in the barriers only; a tile's
+  // 16-key fragments wholly past `end` are left out of both products.
+  const bool live = q0 + sg * 16 < pc.tokens;
   if (first < end) load_tile(first);
   for (uint k0 = first; k0 < end; k0 += BC) {
     barrier();  // the previous tile (or the query fragments) are read
     store_tile();
     barrier();
     if (k0 + BC < end) load_tile(k0 + BC);  // in flight while this tile is computed
+    if (!live) continue;
+    const uint frags = (min(BC, end - k0) + 15) / 16;  // 16-key fragments with a key in range
     // Scores: 16 queries x 64 keys, into the subgroup's corner.
     [[unroll]] for (uint n = 0; n < BC / 16; ++n) {
+      if (n >= frags) break;
       coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> sacc =
           coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
       [[unroll]] for (uint kk = 0; kk < HD / 16; ++kk) {
@@ -157,12 +197,20 @@ void main() {
         coopMatLoad(kf, Ks, n * 16 * KROW + kk * 2, KROW, gl_CooperativeMatrixLayoutColumnMajor);
         sacc = coopMatMulAdd(qf[kk], kf, sacc);
       }
+      if (REL_MMA != 0) {
+        sacc = sacc * pc.scale;
+        [[unroll]] for (uint kk = 0; kk < 2; ++kk) {
+          coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> ef;
+          coopMatLoad(ef, e4, ((k0 / BC * 32 + kk * 16) * BC + n * 16) / 8, BC / 8, gl_CooperativeMatrixLayoutRowMajor);
+          sacc = coopMatMulAdd(arel[kk], ef, sacc);
+        }
+      }
       coopMatStore(sacc, Ss, (S0 + n * 16) / 4, SROW / 4, gl_CooperativeMatrixLayoutRowMajor);
     }
     subgroup_sync();
-    if (HAS_REL != 0 && !rows_as_tiles) {
+    if (HAS_REL != 0 && !rows_as_tiles && REL_MMA == 0) {
       // Lanes along the keys: scale and add each query's relative-position terms.
-      for (uint jj = lane; jj < BC; jj += 32) {
+      for (uint jj = lane; jj < frags * 16; jj += 32) {
         uint j = min(k0 + jj, pc.tokens - 1);  // (keys past the end are left out by kbias)
         uint ki = j / pc.rel_cols, kj = j % pc.rel_cols;
         [[unroll]] for (uint rr = 0; rr < 16; ++rr) {
@@ -180,6 +228,7 @@ void main() {
       uint c = 8 * g + h4;
       vec4 dot = Ss[(S0 + r * SROW + c) / 4];
       s[g] = (rows_as_tiles ? dot * pc.scale + hterm + wterm[g] : dot * score_scale) + kbias[c / 4];
+      if (c / 16 >= frags) s[g] = vec4(FLASH_NEG_INF);  // not computed: the corner holds an older tile's
       if (pc.window >= 0)
         [[unroll]] for (uint e = 0; e < 4; ++e)
           if (abs(int(i) - int(k0 + c + e)) > pc.window) s[g][e] = FLASH_NEG_INF;
@@ -212,6 +261,7 @@ void main() {
     subgroup_sync();  // probabilities written
     // Context += (16 x 64 probabilities) x (64 x HD values).
     [[unroll]] for (uint kk = 0; kk < BC / 16; ++kk) {
+      if (kk >= frags) break;  // (their probabilities are 0)
       coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> pf;
       coopMatLoad(pf, Ps, (P0 + kk * 16) / 4, PROW / 4, gl_CooperativeMatrixLayoutRowMajor);
       [[unroll]] for (uint n = 0; n < HD / 16; ++n) {

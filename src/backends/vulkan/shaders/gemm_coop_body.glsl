@@ -80,7 +80,7 @@ float epilogue(uint gm, uint gn, float acc) {
 
 void coop_store8(uint gm, uint gn, float acc[8]) {
   uint yi = ybase + gm * ystride + gn;
-  if (VEC_BUILD && Y_VEC != 0) {  // the host checked: yi is a multiple of 8 and gn + 7 < N
+  if (VEC_BUILD && Y_VEC != 0) {  // the host checked: yi is a multiple of 8, gn + 7 < N or the row's padding
     float v[8];
     [[unroll]] for (uint q = 0; q < 8; ++q) v[q] = epilogue(gm, gn + q, acc[q]);
 #ifdef KESTREL_FLOAT32_STREAM
