@@ -5,6 +5,7 @@
 // kernel's (conv_gemm_body.glsl); padding contributes zero, as padding with
 // the input's zero point does.
 #include "common.glsl"
+#include "packed_bytes.glsl"
 layout(constant_id = 4) const int X_SIGNED = 0;
 layout(constant_id = 5) const int W_SIGNED = 0;
 layout(constant_id = 6) const int W_ZP_PER_CHANNEL = 0;
@@ -20,16 +21,12 @@ layout(push_constant) uniform Push {
   int has_x_zero_point;
 } pc;
 
-int byte_at(uint word, int i, bool signed_) {
-  int shift = (i & 3) * 8;
-  return signed_ ? bitfieldExtract(int(word), shift, 8) : int((word >> shift) & 0xFFu);
-}
-int x_zp() { return pc.has_x_zero_point != 0 ? byte_at(x_zero_point[0], 0, X_SIGNED != 0) : 0; }
+int x_zp() { return pc.has_x_zero_point != 0 ? packed_byte(x_zero_point[0], 0, X_SIGNED != 0) : 0; }
 int w_zp(int m) { return w_zero_point[W_ZP_PER_CHANNEL != 0 ? m : 0]; }
 
 #define ACC_T int
-#define LOAD_X(i) (byte_at(x[(i) >> 2], (i), X_SIGNED != 0) - x_zp())
-#define LOAD_W(i, m) (byte_at(w[(i) >> 2], (i), W_SIGNED != 0) - w_zp(g * pc.Mg + (m)))
+#define LOAD_X(i) (packed_byte(x[(i) >> 2], (i), X_SIGNED != 0) - x_zp())
+#define LOAD_W(i, m) (packed_byte(w[(i) >> 2], (i), W_SIGNED != 0) - w_zp(g * pc.Mg + (m)))
 #define MADD(a, b, acc) ((acc) + (a) * (b))
 #define STORE_Y(i, m, v) y[i] = (v)
 #include "conv_gemm_body.glsl"

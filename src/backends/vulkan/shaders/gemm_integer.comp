@@ -20,19 +20,15 @@ layout(std430, binding = 2) readonly buffer AZ_ { uint az[]; };
 layout(std430, binding = 3) writeonly buffer Y_ { int y[]; };
 layout(std430, binding = 4) readonly buffer BZ_ { uint bz[]; };
 #include "gemm_push.glsl"
+#include "packed_bytes.glsl"
 
 const uint BM = 64, BN = 64, BK = 16;
 const uint LOADS = BM * BK / 256;  // elements of each operand a thread loads per chunk
 shared ivec4 As[2][BK][BM / 4 + 1];
 shared ivec4 Bs[2][BK][BN / 4 + 1];
 
-// Byte i of a packed buffer, sign- or zero-extended.
-int byte_of(uint word, uint i, bool signed_) {
-  int shift = int(i & 3u) * 8;
-  return signed_ ? bitfieldExtract(int(word), shift, 8) : int(bitfieldExtract(word, shift, 8));
-}
-int a_zero(uint m) { return A_ZP == 0 ? 0 : byte_of(az[A_ZP == 1 ? 0 : m >> 2], A_ZP == 1 ? 0 : m, A_SIGNED != 0); }
-int b_zero(uint n) { return B_ZP == 0 ? 0 : byte_of(bz[B_ZP == 1 ? 0 : n >> 2], B_ZP == 1 ? 0 : n, B_SIGNED != 0); }
+int a_zero(uint m) { return A_ZP == 0 ? 0 : packed_byte(az[A_ZP == 1 ? 0 : m >> 2], A_ZP == 1 ? 0 : m, A_SIGNED != 0); }
+int b_zero(uint n) { return B_ZP == 0 ? 0 : packed_byte(bz[B_ZP == 1 ? 0 : n >> 2], B_ZP == 1 ? 0 : n, B_SIGNED != 0); }
 
 uint oa, ob, m0, n0;
 int ra[LOADS], rb[LOADS];
@@ -44,10 +40,10 @@ void load_chunk(uint k0) {
     uint e = gl_LocalInvocationID.x + 256 * r;
     uint gm = m0 + e / BK, gka = k0 + e % BK;
     uint ia = oa + gm * pc.sam + gka * pc.sak;
-    ra[r] = (gm < pc.M && gka < pc.K) ? byte_of(a[ia >> 2], ia, A_SIGNED != 0) - a_zero(gm) : 0;
+    ra[r] = (gm < pc.M && gka < pc.K) ? packed_byte(a[ia >> 2], ia, A_SIGNED != 0) - a_zero(gm) : 0;
     uint gn = n0 + e % BN, gkb = k0 + e / BN;
     uint ib = ob + gkb * pc.sbk + gn * pc.sbn;
-    rb[r] = (gn < pc.N && gkb < pc.K) ? byte_of(b[ib >> 2], ib, B_SIGNED != 0) - b_zero(gn) : 0;
+    rb[r] = (gn < pc.N && gkb < pc.K) ? packed_byte(b[ib >> 2], ib, B_SIGNED != 0) - b_zero(gn) : 0;
   }
 }
 

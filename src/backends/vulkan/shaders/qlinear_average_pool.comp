@@ -9,6 +9,7 @@
 // invocation, so that each writes a whole word. (A GPU's float division may
 // round the last bit otherwise than the CPU's: one step at a .5 boundary.)
 #include "common.glsl"
+#include "packed_bytes.glsl"
 #include "pool_window.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int COUNT_PAD = 0;
@@ -23,11 +24,6 @@ layout(push_constant) uniform Push {
   int x_zero, y_zero;
 } pc;
 
-int byte_at(int i) {
-  int shift = (i & 3) * 8;
-  uint word = x[uint(i) >> 2];
-  return SIGNED != 0 ? bitfieldExtract(int(word), shift, 8) : int(bitfieldExtract(word, shift, 8));
-}
 
 void main() {
   uint e = pc.base + kestrel_index();
@@ -52,7 +48,8 @@ void main() {
       for (int kw = 0; kw < pc.KW; ++kw) {
         int iw = iw0 + kw * pc.DW;
         if (iw < 0 || iw >= pc.W) continue;
-        precise float v = pc.x_scale * float(byte_at(xbase + ih * pc.W + iw) - pc.x_zero);
+        uint at = uint(xbase + ih * pc.W + iw);
+        precise float v = pc.x_scale * float(packed_byte(x[at >> 2], at, SIGNED != 0) - pc.x_zero);
         acc += v;
         ++taps;
       }

@@ -9,6 +9,7 @@
 // division may round the last bit otherwise than the CPU's: one step at a
 // .5 boundary.)
 #include "common.glsl"
+#include "packed_bytes.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int OP = 0;
 layout(constant_id = 1) const int SIGNED = 0;  // int8, else uint8
@@ -22,10 +23,6 @@ layout(push_constant) uniform Push {
   int a_zero, b_zero, c_zero;
 } pc;
 
-int byte_of(uint word, uint i) {
-  int shift = int(i & 3u) * 8;
-  return SIGNED != 0 ? bitfieldExtract(int(word), shift, 8) : int(bitfieldExtract(word, shift, 8));
-}
 
 void main() {
   uint e = pc.base + kestrel_index();
@@ -39,8 +36,8 @@ void main() {
     KESTREL_BROADCAST_INDEX(i, ia, ib)
     // precise: no fused multiply-add of a dequantization into the sum (the
     // CPU rounds each product: -ffp-contract=off).
-    precise float va = pc.a_scale * float(byte_of(a[ia >> 2], ia) - pc.a_zero);
-    precise float vb = pc.b_scale * float(byte_of(b[ib >> 2], ib) - pc.b_zero);
+    precise float va = pc.a_scale * float(packed_byte(a[ia >> 2], ia, SIGNED != 0) - pc.a_zero);
+    precise float vb = pc.b_scale * float(packed_byte(b[ib >> 2], ib, SIGNED != 0) - pc.b_zero);
     precise float r = (OP == 0 ? va + vb : va * vb) / pc.c_scale;
     float v = clamp(roundEven(r) + float(pc.c_zero), lo, hi);
     packed |= (uint(int(v)) & 0xffu) << (8 * k);

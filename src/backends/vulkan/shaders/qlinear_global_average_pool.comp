@@ -7,6 +7,7 @@
 // per invocation, each summing its image serially: the images these
 // classifier heads pool are a few dozen values.
 #include "common.glsl"
+#include "packed_bytes.glsl"
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const int SIGNED = 0;         // int8, else uint8
 layout(constant_id = 1) const int CHANNELS_LAST = 0;  // [N, spatial..., C], else [N, C, spatial...]
@@ -20,11 +21,6 @@ layout(push_constant) uniform Push {
   float multiplier;
 } pc;
 
-int byte_at(uint i) {
-  int shift = int(i & 3u) * 8;
-  uint w = x[i >> 2];
-  return SIGNED != 0 ? bitfieldExtract(int(w), shift, 8) : int(bitfieldExtract(w, shift, 8));
-}
 
 void main() {
   uint e = pc.base + kestrel_index();
@@ -38,7 +34,7 @@ void main() {
     uint first = CHANNELS_LAST != 0 ? n * pc.image * pc.channels + c : p * pc.image;
     uint step = CHANNELS_LAST != 0 ? pc.channels : 1u;
     int sum = 0;
-    for (uint i = 0; i < pc.image; ++i) sum += byte_at(first + i * step);
+    for (uint at = first, i = 0; i < pc.image; ++i, at += step) sum += packed_byte(x[at >> 2], at, SIGNED != 0);
     sum -= pc.x_zero * int(pc.image);
     float v = clamp(roundEven(float(sum) * pc.multiplier) + float(pc.y_zero), lo, hi);
     packed |= (uint(int(v)) & 0xffu) << (8 * k);
