@@ -3,6 +3,7 @@
 // earlier run recorded. A replayed run must give the bits a run that records
 // gives, input after input; work that depends on an input's values must be
 // recorded every run, and the placement report must say why.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -122,6 +123,58 @@ TEST(VulkanReplay, ThreadsReplayTheirOwnRunsWithTheirOwnInputs) {
     });
   for (auto& th : threads) th.join();
   for (int i = 0; i < kThreads * kRuns; ++i) expect_same_bits(got[size_t(i)], want[size_t(i)], "input " + std::to_string(i));
+}
+
+// Gather's indices are a graph input (a text model's token ids): the kernel
+// reads them on the device and checks them on the host
+// (OpContext::check_values), so runs replay with each run's ids, and an
+// out-of-range id is still an error naming the node, on a replay too, after
+// which the kept run replays on.
+TEST(VulkanReplay, CheckedIndicesReplayAndAnOutOfRangeOneIsStillAnError) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "ids", {4, 1200}, onnx::TensorProto::INT64);
+  auto* table = add_float_initializer(g, "table", {50, 16});
+  for (int i = 0; i < 50 * 16; ++i) table->set_float_data(i, float((i * 13) % 41) / 41.0f - 0.5f);
+  add_node(g, "Gather", {"table", "ids"}, {"e"}, "embed");
+  add_node(g, "Relu", {"e"}, {"y"}, "relu");
+  add_output(g, "y");
+  const std::string bytes = bytes_of(m);
+  auto s = session(bytes, Precision::Fp32, true);
+  SessionOptions co;
+  co.backend = BackendChoice::Cpu;
+  auto cpu = Session::load_bytes(bytes.data(), bytes.size(), co);
+  auto ids = [](int seed, int64_t bad) {
+    Tensor t(DType::Int64, {4, 1200});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<int64_t>()[i] = (i * 7 + seed * 3) % 100 - 50;  // -50..49
+    if (bad != 0) t.data<int64_t>()[777] = bad;
+    return t;
+  };
+  auto expect_refused = [&](int64_t bad, int run) {
+    try {
+      s->run({{"ids", ids(run, bad)}});
+      ADD_FAILURE() << "id " << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("embed"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("index " + std::to_string(bad) + " is out of range for axis 0 of size 50"));
+    }
+  };
+  expect_refused(50, 0);  // a recording run
+  int replayed = 0;
+  for (int k = 0; k < 6; ++k) {
+    std::map<std::string, Tensor> in{{"ids", ids(k, 0)}};
+    expect_same_bits(s->run(in), cpu->run(in), "run " + std::to_string(k));
+    const auto report = *s->placement();
+    EXPECT_EQ(report.not_replayable, "") << "run " << k << "\n" << report.summary();
+    EXPECT_EQ(report.cpu_nodes, 0) << "run " << k << "\n" << report.summary();
+    replayed += report.replayed;
+    if (k == 3) {
+      ASSERT_TRUE(report.replayed) << report.summary();
+      expect_refused(-51, k);  // a replay
+    }
+  }
+  EXPECT_GE(replayed, 3);
 }
 
 // Reshape's target shape is a graph input: the same signature (an int64[2]

@@ -12,6 +12,7 @@
 // CPU for that run, with the reason reported.
 #pragma once
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <memory>
 #include <string>
@@ -80,6 +81,12 @@ class OpContext {
   virtual const GpuTensor& input(int i) const = 0;
   // A host input: one the op lists in VkOpDef::host_inputs.
   virtual const Tensor& host_input(int i) const = 0;
+  // Device input i's values checked on the host (indices in range, a mask's
+  // form): `check` throws an Error naming what is wrong. It runs now and
+  // again on each replay of a kept run, before anything is submitted, so a
+  // graph input checked here, unlike a host input, leaves the run
+  // replayable. A value computed on the device is read back for it.
+  virtual void check_values(int i, std::function<void(const Tensor&)> check) = 0;
   // Allocates output i (float dtypes take the run's storage precision).
   virtual GpuTensor& output(int i, DType dtype, Shape shape) = 0;
   // Output i shares an existing tensor's memory (Reshape, Identity, Squeeze...).

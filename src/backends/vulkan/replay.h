@@ -9,12 +9,15 @@
 //
 // A run is kept only when what it recorded depends on its inputs' shapes
 // alone, not on their values: no node on the CPU read a graph input (other
-// than its shape), no GPU kernel took a graph input as a host input, the host
+// than its shape), no GPU kernel took a graph input as a host input (one it
+// reads on the device and checks on the host is checked again on each replay:
+// OpContext::check_values), the host
 // read nothing back before the outputs, and every output came from the
 // device or is a graph input. (Values computed on the host from initializers
 // and shapes alone are the same for every run at the signature.)
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +46,13 @@ struct Replay {
     std::shared_ptr<DeviceMemory> staging;  // null: read from tensor's own (mapped) memory
   };
   std::vector<Input> inputs;
+  // The kernels' checks of graph inputs' values (OpContext::check_values),
+  // run on each replay's inputs before anything is written.
+  struct Check {
+    size_t index = 0;  // in graph.inputs
+    std::function<void(const Tensor&)> fn;
+  };
+  std::vector<Check> checks;
   std::vector<Output> outputs;  // in graph.outputs order
   // Every other range the kept command buffers read: staged constants and
   // weights, the arena.
@@ -73,7 +83,8 @@ struct ReplayCapture {
   }
 };
 
-// Writes `inputs` into a kept run's staging, submits it and reads the
+// Checks `inputs` as the kept run's kernels checked theirs (an Error names
+// the node), writes them into the kept run's staging, submits it and reads the
 // outputs back (Recorder::replay), into what `sink` gives (backend.h's
 // OutputSink). False, with nothing submitted, when an
 // input cannot be stored as the kept run stored it (int64 values past

@@ -212,6 +212,14 @@ class VkOpContext : public OpContext {
     if (!t.defined()) fail("host input ", i, " has no value");
     return t;
   }
+  void check_values(int i, std::function<void(const Tensor&)> check) override {
+    if (!has_input(i)) fail("required input ", i, " is missing");
+    const int v = node.inputs[size_t(i)];
+    st_.to_host({v});  // a graph input is there already
+    check(st_.host[size_t(v)]);
+    const int index = st_.c.input_index(v);
+    if (st_.capture && index >= 0) st_.capture->replay.checks.push_back({size_t(index), std::move(check)});
+  }
   GpuTensor& output(int i, DType dtype, Shape shape) override {
     if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());
     for (int64_t d : shape)

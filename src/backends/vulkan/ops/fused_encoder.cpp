@@ -62,13 +62,25 @@ class VulkanSteps final : public fam::StepRunner {
       : ctx_(ctx), s_(s), stream32_(ctx.half() && !s.half_stream), flash_(flash_attention_takes(ctx, s.head_dim)) {
     const GpuTensor& x = fused_encoder_input(ctx, s.input_rank);
     shape_ = fam::EncoderShape::of(ctx.node, s, x.shape);
-    // A padding mask is read on the host and goes to the Softmax as int32.
+    // The padding mask goes to the attention as int32 on the device, so a
+    // kept run replays with each run's mask (integers and booleans are int32
+    // there already; a float mask is truncated toward zero, as the CPU reads it).
     if (s.mask_input >= 0) {
-      const Tensor& m = ctx.host_input(s.mask_input);
-      fam::check_padding_mask(ctx.node, m.shape(), shape_.batch, shape_.height);
-      if (s.mask_right_padded) fam::right_padded_lengths(ctx.node, m, shape_.batch, shape_.height);
-      std::vector<float> values = m.to_f32();
-      padding_ = ctx.upload_i32(std::vector<int32_t>(values.begin(), values.end()));
+      const GpuTensor& m = need(s.mask_input);
+      fam::check_padding_mask(ctx.node, m.shape, shape_.batch, shape_.height);
+      // The rotary encoder runs each sequence at its own length on the CPU,
+      // so its mask must be right padding there and here alike.
+      if (s.mask_right_padded)
+        ctx.check_values(s.mask_input, [&node = ctx.node, b = shape_.batch, t = shape_.height](const Tensor& mask) {
+          fam::right_padded_lengths(node, mask, b, t);
+        });
+      if (!m.is_float()) {
+        padding_ = m;
+      } else {
+        padding_ = ctx.temp_words(size_t(m.numel()));
+        uint32_t p[2] = {0, 0};
+        ctx.dispatch_elements("cast", {1}, {In(m), Out(padding_)}, p, sizeof p, uint64_t(m.numel()));
+      }
     }
     // Buffers sized for the largest step (windowed layers cover the padding
     // too); the scores and relative-position terms for the largest layer.
@@ -256,18 +268,13 @@ void record_fused_encoder(OpContext& ctx) {
 
 }  // namespace
 
-// The key padding mask (input 1) is read on the host. Under float16
+// The key padding mask (input 1) is a device input. Under float16
 // storage the rotary encoder keeps its stream float32
 // (EncoderSchedule::half_stream): its GEMMs read float16 operands and
 // write the stream's float32 in their epilogue, and its outputs (taps of
 // the stream) stay float32.
-KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel",
-                                    .record = record_fused_encoder,
-                                    .host_inputs = {families::EncoderSpec::kMaskInput}});
-KESTREL_VK_OP(RopeEncoder, {.domain = "com.kestrel",
-                             .record = record_fused_encoder,
-                             .host_inputs = {families::RopeSpec::kMaskInput},
-                             .float32_outputs = true});
+KESTREL_VK_OP(TransformerEncoder, {.domain = "com.kestrel", .record = record_fused_encoder});
+KESTREL_VK_OP(RopeEncoder, {.domain = "com.kestrel", .record = record_fused_encoder, .float32_outputs = true});
 KESTREL_VK_OP(ViTDetEncoder, {.domain = "com.kestrel", .record = record_fused_encoder});
 
 }  // namespace kestrel::vulkan
