@@ -115,3 +115,19 @@ TEST(VulkanDevice, ProbeReportsIntegerDotProducts) {
     if (major > 1 || minor >= 3) EXPECT_TRUE(d["integer_dot_product"].get<bool>()) << d["name"] << " " << api;
   }
 }
+
+// Compute units come from the vendors' extensions (NVIDIA's SMs, AMD's CUs)
+// and are 0 where none reports them: lavapipe, Mali, Adreno, Intel. A GPU
+// that reports them has at least one.
+TEST(VulkanDevice, ProbeReportsComputeUnitsWhereTheDriverDoes) {
+  if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
+  const nlohmann::json devices = probed_devices();
+  ASSERT_FALSE(devices.empty());
+  for (const auto& d : devices) {
+    ASSERT_TRUE(d["compute_units"].is_number_unsigned()) << d.dump();
+    const uint32_t units = d["compute_units"].get<uint32_t>();
+    const uint32_t vendor = d["vendor_id"].get<uint32_t>();
+    if (vendor != 0x10de && vendor != 0x1002) EXPECT_EQ(units, 0u) << d["name"];
+    if (d["type"] == "cpu") EXPECT_EQ(units, 0u) << d["name"];
+  }
+}

@@ -26,6 +26,7 @@ Json to_json(const vulkan::DeviceInfo& d) {
           {"storage_8bit", d.storage_8bit},
           {"integer_dot_product", d.integer_dot_product},
           {"integer_dot_product_accelerated", d.integer_dot_product_accelerated},
+          {"compute_units", d.compute_units},
           {"cooperative_matrix_khr", d.cooperative_matrix_khr},
           {"cooperative_matrix_nv", d.cooperative_matrix_nv},
           {"coop_matrix_shapes", d.coop_matrix_shapes},

@@ -181,6 +181,17 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
     d.integer_dot_product = dot.shaderIntegerDotProduct;
     d.integer_dot_product_accelerated = d.integer_dot_product && dp.integerDotProduct4x8BitPackedSignedAccelerated;
   }
+  if (has_extension(pd, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &sm};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    d.compute_units = sm.shaderSMCount;
+  } else if (has_extension(pd, VK_AMD_SHADER_CORE_PROPERTIES_EXTENSION_NAME)) {
+    VkPhysicalDeviceShaderCorePropertiesAMD core{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+    VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &core};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    d.compute_units = core.shaderEngineCount * core.shaderArraysPerEngineCount * core.computeUnitsPerShaderArray;
+  }
   d.cooperative_matrix_khr = has_extension(pd, "VK_KHR_cooperative_matrix");
   d.cooperative_matrix_nv = has_extension(pd, "VK_NV_cooperative_matrix");
   d.vulkan_memory_model = has_memory_model && memory_model.vulkanMemoryModel;
