@@ -78,7 +78,15 @@ TEST_P(AtEachLevel, DepthwiseConvolutionMatchesAPlainLoop) {
     for (float& v : x) v = u(rng);
     for (float& v : w) v = u(rng);
     const float bias = 0.25f;
-    backends::cpu::depthwise_plane(g, x.data(), w.data(), bias, y.data());
+    // Finished with a residual and a Relu half the time (each block of
+    // rows as it is computed, the overlapping last one too).
+    const bool finished = g.in[1] % 2 == 1;
+    std::vector<float> res(y.size());
+    for (float& v : res) v = u(rng);
+    const ops::Epilogue relu{ops::Activation::Relu};
+    backends::cpu::depthwise_plane(g, x.data(), w.data(), bias, y.data(),
+                                   finished ? backends::cpu::DepthwiseFinish{res.data(), &relu}
+                                            : backends::cpu::DepthwiseFinish{});
     for (int64_t oy = 0; oy < g.out[0]; ++oy)
       for (int64_t ox = 0; ox < g.out[1]; ++ox) {
         double want = bias;
@@ -89,6 +97,7 @@ TEST_P(AtEachLevel, DepthwiseConvolutionMatchesAPlainLoop) {
             if (iy < 0 || ix < 0 || iy >= g.in[0] || ix >= g.in[1]) continue;
             want += double(x[size_t(iy * g.in[1] + ix)]) * w[size_t(ky * g.kernel[1] + kx)];
           }
+        if (finished) want = std::max(0.0, want + res[size_t(oy * g.out[1] + ox)]);
         // Up to 49 products of values in [-1, 1], summed in float32 in another order.
         ASSERT_NEAR(y[size_t(oy * g.out[1] + ox)], want, 2e-5)
             << "at " << oy << "," << ox << " of " << g.out[0] << "x" << g.out[1] << ", stride " << g.stride[0]

@@ -79,9 +79,8 @@ void run_conv(KernelContext& ctx) {
   if (s.Cg == 1 && s.group > 1 && g.nd <= 2) {
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t p) {
       int64_t n = p / s.M, m = p % s.M;
-      depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS);
-      add_residual(y + p * OS, p * OS, OS);
-      epi.apply(y + p * OS, OS);
+      depthwise_plane(g, x + (n * s.C + m / s.Mg) * IS, w + m * KS, bias ? bias[m] : 0.f, y + p * OS,
+                      {res ? res + p * OS : nullptr, &epi});
     });
     return;
   }
