@@ -34,6 +34,12 @@ struct Epilogue {
   // (ops/activation.h: a fused Silu gives the bits of the Sigmoid and Mul it
   // replaces.)
   void apply(float* y, int64_t n) const { apply_activation(kind, a, b, y, n); }
+  // y + *bias (null: none) + residual (null: none), then the activation, in
+  // that rounding order (the Conv's bias, the Add it absorbed, the
+  // activation node), vectorized at the CPU's level.
+  void finish(float* y, int64_t n, const float* bias, const float* residual) const {
+    finish_activation(kind, a, b, bias, residual, y, n);
+  }
 };
 
 }  // namespace kestrel::ops

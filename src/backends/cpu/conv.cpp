@@ -70,10 +70,6 @@ void run_conv(KernelContext& ctx) {
 
   const Epilogue epi = Epilogue::of(ctx.node);  // a fused activation, if any
   const float* res = residual(ctx, Y);            // a fused residual Add, if any
-  auto add_residual = [&](float* out, int64_t at, int64_t n) {
-    if (res)
-      for (int64_t j = 0; j < n; ++j) out[j] += res[at + j];
-  };
   // Depthwise (channel multiplier Mg). A single-channel input (group 1) is
   // better served by one GEMM over all output channels.
   if (s.Cg == 1 && s.group > 1 && g.nd <= 2) {
@@ -135,15 +131,9 @@ void run_conv(KernelContext& ctx) {
     }
     float* yc = y + (n * s.M + gi * s.Mg + m0) * OS + o0;
     fast_sgemm(false, as_rows, m1 - m0, nc, K, 1.f, w + (gi * s.Mg + m0) * K, K, b, ldb, 0.f, yc, OS);
-    for (int64_t m = 0; m < m1 - m0; ++m) {
-      float* row = yc + m * OS;
-      if (bias) {
-        float bv = bias[gi * s.Mg + m0 + m];
-        for (int64_t j = 0; j < nc; ++j) row[j] += bv;
-      }
-      add_residual(row, (n * s.M + gi * s.Mg + m0 + m) * OS + o0, nc);
-      epi.apply(row, nc);
-    }
+    for (int64_t m = 0; m < m1 - m0; ++m)
+      epi.finish(yc + m * OS, nc, bias ? bias + gi * s.Mg + m0 + m : nullptr,
+                 res ? res + (n * s.M + gi * s.Mg + m0 + m) * OS + o0 : nullptr);
   });
 }
 

@@ -202,14 +202,13 @@ void direct_conv(int threads, const ops::ConvShape& s, const float* x, const flo
         // Finish the chunk: the valid positions of each row of outputs, plus
         // bias and residual, through the activation, into Y.
         const int64_t p0 = c0 * TW, p1 = std::min(l.grid, c1 * TW);
+        // (Epilogue::finish: the bias, then the residual, then the
+        // activation, in one vectorized pass.)
         for (int64_t m = m0; m < m1; ++m) {
           const int64_t ch = n * s.M + gi * s.Mg + m;
-          const float bv = bias ? bias[gi * s.Mg + m] : 0.f;
+          const float* bv = bias ? bias + gi * s.Mg + m : nullptr;
           if (into_y) {
-            float* yr = out + (m - m0) * ld;
-            const float* rr = residual ? residual + ch * OS + p0 : nullptr;
-            for (int64_t j = 0; j < p1 - p0; ++j) yr[j] += bv + (rr ? rr[j] : 0.f);
-            epi.apply(yr, p1 - p0);
+            epi.finish(out + (m - m0) * ld, p1 - p0, bv, residual ? residual + ch * OS + p0 : nullptr);
             continue;
           }
           const float* om = out + (m - m0) * ld;
@@ -218,12 +217,8 @@ void direct_conv(int threads, const ops::ConvShape& s, const float* x, const flo
             if (j0 >= j1) continue;
             float* yr = y + ch * OS + oh * v.OW;
             const float* o = om + oh * l.Wq - p0;
-            const float* rr = residual ? residual + ch * OS + oh * v.OW : nullptr;
-            if (rr)
-              for (int64_t j = j0; j < j1; ++j) yr[j] = o[j] + bv + rr[j];
-            else
-              for (int64_t j = j0; j < j1; ++j) yr[j] = o[j] + bv;
-            epi.apply(yr + j0, j1 - j0);
+            std::copy(o + j0, o + j1, yr + j0);
+            epi.finish(yr + j0, j1 - j0, bv, residual ? residual + ch * OS + oh * v.OW + j0 : nullptr);
           }
         }
       });
