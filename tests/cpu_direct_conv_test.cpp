@@ -115,7 +115,8 @@ TEST(CpuDirectConv, MatchesAPlainLoopAtEveryLevelAndThreadCount) {
 }
 
 // The shapes the direct form takes: wider windows on maps its tiles fill,
-// or small layers whatever the waste; not 1x1 layers (oneDNN's product on the
+// or small layers whatever the waste; not layers of at most 8 output
+// positions (the narrow product's), not 1x1 layers (oneDNN's product on the
 // input in place is as fast), not depthwise ones (their own kernel), not
 // larger layers on maps whose padding columns and last tile waste over a
 // tenth of the work.
@@ -128,6 +129,11 @@ TEST(CpuDirectConv, TakesWideWindowsOnMapsThatFillItsTiles) {
   EXPECT_FALSE(suits({"", 1, 64, 64, 64, {52, 52}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
   EXPECT_FALSE(suits({"", 1, 128, 128, 1, {13, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
   EXPECT_TRUE(suits({"", 1, 256, 6, 1, {4, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
+  // At most 8 output positions go to the narrow product (Silero VAD's
+  // encoder: 3 positions from 129 channels; a 2x2 map), 9 stay.
+  EXPECT_FALSE(suits({"", 1, 129, 128, 1, {5}, {3}, {1}, {1}, {0}, {0}}));
+  EXPECT_FALSE(suits({"", 1, 64, 64, 1, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}}));
+  EXPECT_TRUE(suits({"", 1, 64, 64, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}));
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ void run_conv(KernelContext& ctx) {
     int64_t ldb = IS;
     // A few positions (a 1-D conv over a short signal) gather each window as
     // a row: the narrow GEMM wants the positions contiguous in K.
-    const bool as_rows = !pointwise && nc <= 8 && g.nd <= 2;
+    const bool as_rows = !pointwise && nc <= kNarrowPositionsAtMost && g.nd <= 2;
     if (!pointwise) {
       col.resize(size_t(K * nc));
       if (as_rows) im2row(g, xg, s.Cg, o0, o1, col.data());

@@ -28,6 +28,11 @@ namespace kestrel::backends::cpu {
 // [block][tap][kPackRows], the same for every instruction set.
 constexpr int kPackRows = 8;
 
+// Convolutions of at most this many output positions (in a chunk) gather
+// each window as a row for the narrow product (conv.cpp, narrow_gemm.h);
+// direct_conv_suits leaves them to it.
+constexpr int64_t kNarrowPositionsAtMost = 8;
+
 // One instruction set's register tile (direct_conv_kernel.inc).
 struct DirectConvKernel {
   int positions;  // output positions a tile computes (contiguous)
