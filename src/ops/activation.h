@@ -65,9 +65,10 @@ inline float activate(Activation act, float a, float b, float x) {
 // level (activation_apply.cpp); Sigmoid and Silu with the Sigmoid op's
 // logistic (ops/logistic.h), as the unfused nodes compute them.
 void apply_activation(Activation kind, float a, float b, float* y, int64_t n);
-// The same after y[i] + *bias (null: none) + residual[i] (null: none), in
-// one pass where the activation allows (a fused Conv's or Gemm's epilogue).
-void finish_activation(Activation kind, float a, float b, const float* bias, const float* residual, float* y,
-                       int64_t n);
+// y[i] = the same of x[i] + *bias (null: none) + residual[i] (null: none),
+// in one pass where the activation allows (a fused Conv's or Gemm's
+// epilogue); x may be y.
+void finish_activation(Activation kind, float a, float b, const float* bias, const float* residual, const float* x,
+                       float* y, int64_t n);
 
 }  // namespace kestrel::ops

@@ -19,8 +19,9 @@ KESTREL_ISA_AVX2_BEGIN
 namespace avx2_isa {
 #include "ops/activation_apply_kernels.inc"
 void apply(Activation kind, float a, float b, float* y, int64_t n) { apply_kind(kind, a, b, y, n); }
-void finish(Activation kind, float a, float b, const float* bias, const float* r, float* y, int64_t n) {
-  finish_kind(kind, a, b, bias, r, y, n);
+void finish(Activation kind, float a, float b, const float* bias, const float* r, const float* x, float* y,
+            int64_t n) {
+  finish_kind(kind, a, b, bias, r, x, y, n);
 }
 }  // namespace avx2_isa
 KESTREL_ISA_END
@@ -30,10 +31,10 @@ void apply_activation(Activation kind, float a, float b, float* y, int64_t n) {
   baseline_isa::apply_kind(kind, a, b, y, n);
 }
 
-void finish_activation(Activation kind, float a, float b, const float* bias, const float* residual, float* y,
-                       int64_t n) {
-  if (cpu_isa() >= CpuIsa::Avx2) return avx2_isa::finish(kind, a, b, bias, residual, y, n);
-  baseline_isa::finish_kind(kind, a, b, bias, residual, y, n);
+void finish_activation(Activation kind, float a, float b, const float* bias, const float* residual, const float* x,
+                       float* y, int64_t n) {
+  if (cpu_isa() >= CpuIsa::Avx2) return avx2_isa::finish(kind, a, b, bias, residual, x, y, n);
+  baseline_isa::finish_kind(kind, a, b, bias, residual, x, y, n);
 }
 
 }  // namespace kestrel::ops

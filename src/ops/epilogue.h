@@ -36,9 +36,10 @@ struct Epilogue {
   void apply(float* y, int64_t n) const { apply_activation(kind, a, b, y, n); }
   // y + *bias (null: none) + residual (null: none), then the activation, in
   // that rounding order (the Conv's bias, the Add it absorbed, the
-  // activation node), vectorized at the CPU's level.
-  void finish(float* y, int64_t n, const float* bias, const float* residual) const {
-    finish_activation(kind, a, b, bias, residual, y, n);
+  // activation node), vectorized at the CPU's level; from `x` into y where
+  // x is given.
+  void finish(float* y, int64_t n, const float* bias, const float* residual, const float* x = nullptr) const {
+    finish_activation(kind, a, b, bias, residual, x ? x : y, y, n);
   }
 };
 

@@ -222,8 +222,7 @@ void direct_conv(int threads, const ops::ConvShape& s, const float* x, const flo
             if (j0 >= j1) continue;
             float* yr = y + ch * OS + oh * v.OW;
             const float* o = om + oh * l.Wq - p0;
-            std::copy(o + j0, o + j1, yr + j0);
-            epi.finish(yr + j0, j1 - j0, bv, residual ? residual + ch * OS + oh * v.OW + j0 : nullptr);
+            epi.finish(yr + j0, j1 - j0, bv, residual ? residual + ch * OS + oh * v.OW + j0 : nullptr, o + j0);
           }
         }
       });
