@@ -483,8 +483,13 @@ TEST(Families, AModernBertMaskThatIsNotRightPaddingIsRefused) {
     // The right-padded batch runs (the first run checks the claim on the CPU,
     // the second runs the fused kernel of the backend; on Vulkan the third
     // is kept and the fourth replays it, checking the mask on the host).
+    // (KESTREL_VK_EXACT_BUFFERS=1, the validation layer's mode, plans no
+    // arena and so keeps no run: there the holed mask meets a recording run;
+    // scripts/validate_vulkan.sh also runs this test in its arenas step.)
     for (int run = 0; run < 4; ++run) s->run({{"input_ids", ids}, {"attention_mask", mask}});
-    if (backend == "vulkan") ASSERT_TRUE(s->placement()->replayed) << s->placement()->summary();
+    const char* exact = std::getenv("KESTREL_VK_EXACT_BUFFERS");
+    if (backend == "vulkan" && !(exact && std::string(exact) == "1"))
+      ASSERT_TRUE(s->placement()->replayed) << s->placement()->summary();
     // A hole in the middle of row 1 is not right padding.
     Tensor holed = mask.clone();
     holed.data<int64_t>()[13 + 3] = 0;
