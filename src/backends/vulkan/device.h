@@ -36,8 +36,7 @@ struct DeviceInfo {
   bool cooperative_matrix_khr = false, cooperative_matrix_nv = false;
   // The device's compute units (NVIDIA's SMs, AMD's CUs) where its driver
   // reports them (VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties);
-  // 0: not reported. The tensor-core GEMM sizes its tiles to whole waves of
-  // them (ops/gemm_record.cpp).
+  // 0: not reported (kestrel probe).
   uint32_t compute_units = 0;
   bool vulkan_memory_model = false;  // the feature cooperative-matrix shaders declare
   // Every product VK_KHR_cooperative_matrix offers, as "MxNxK A*B+C=R scope"
