@@ -28,7 +28,8 @@ KESTREL_LAYOUT(options_replay, offsetof(kestrel_session_options, replay) == 104)
 KESTREL_LAYOUT(options_exact_buffers, offsetof(kestrel_session_options, exact_buffers) == 108);
 KESTREL_LAYOUT(options_tensor_cores, offsetof(kestrel_session_options, tensor_cores) == 112);
 KESTREL_LAYOUT(options_attention, offsetof(kestrel_session_options, attention) == 120);
-KESTREL_LAYOUT(options_size, sizeof(kestrel_session_options) == 128);
+KESTREL_LAYOUT(options_padding_free, offsetof(kestrel_session_options, padding_free) == 128);
+KESTREL_LAYOUT(options_size, sizeof(kestrel_session_options) == 136);
 KESTREL_LAYOUT(limits_device_wait_s, offsetof(kestrel_limits, device_wait_s) == 24);
 KESTREL_LAYOUT(value_info_dim_names, offsetof(kestrel_value_info, dim_names) == 24);
 KESTREL_LAYOUT(run_options_timeout, offsetof(kestrel_run_options, timeout_ms) == 8);
@@ -42,6 +43,6 @@ int kestrel_header_is_c(void) {
   kestrel_tensor t = {KESTREL_FLOAT32, 0, 0, 0};
   kestrel_options o = {0, 0, 1};
   kestrel_value_info v = {0, KESTREL_FLOAT32, -1, 0, 0};
-  kestrel_session_options so = {sizeof(kestrel_session_options), 0, 0, 1, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  kestrel_session_options so = {sizeof(kestrel_session_options), 0, 0, 1, 0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   return t.dtype + o.threads + v.dtype + v.rank + so.threads;
 }

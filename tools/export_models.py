@@ -196,6 +196,17 @@ def modernbert_b8(full):
     return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
 
 
+def modernbert_mixed(full):
+    """ModernBERT-base on a right-padded batch of sixteen sequences whose lengths
+    spread evenly from 32 to 512 tokens (full size; about half the batch is live),
+    the serving case for padding-free runs."""
+    from transformers import ModernBertModel
+    cfg = _modernbert_config(full, False)
+    length, live = (512, [32 + 32 * i for i in range(16)]) if full else (13, [1 + (i % 13) for i in range(16)])
+    ids, mask = _token_batch(cfg.vocab_size, len(live), length, live)
+    return ModernBertModel(cfg), (ids, mask), ["input_ids", "attention_mask"], ["last_hidden_state"], cfg
+
+
 def clip_batch(full):
     """CLIP's vision tower on a batch of eight images."""
     model, _, in_names, out_names, cfg = clip(full)
@@ -237,7 +248,7 @@ FAMILIES = {
     "depth_anything": depth_anything, "sam": sam, "modernbert": modernbert, "modernbert_large": modernbert_large,
     "modernbert_stack": modernbert_stack, "modernbert_batch": modernbert_batch, "clip_batch": clip_batch,
     "clip_b64": clip_b64,
-    "modernbert_single": modernbert_single, "modernbert_b8": modernbert_b8,
+    "modernbert_single": modernbert_single, "modernbert_b8": modernbert_b8, "modernbert_mixed": modernbert_mixed,
 }
 TINY = ["clip", "siglip", "dinov2", "dinov2_registers", "depth_anything", "sam", "modernbert", "modernbert_stack"]
 

@@ -114,7 +114,7 @@ struct NativeOptions {
   int32_t threads = 0, trace = 0;
   int64_t max_loop_iterations = 0, device_memory_mb = 0, encoder_heads = 0, attention_chunk = 0;
   double device_wait_s = 0;
-  bool families = true, replay = true, exact_buffers = false, tensor_cores = true;
+  bool families = true, replay = true, exact_buffers = false, tensor_cores = true, padding_free = false;
 };
 
 api::Options options(const NativeOptions& n) {
@@ -135,7 +135,8 @@ api::Options options(const NativeOptions& n) {
       .replay(n.replay)
       .exact_buffers(n.exact_buffers)
       .tensor_cores(n.tensor_cores)
-      .attention(n.attention);
+      .attention(n.attention)
+      .padding_free(n.padding_free);
 }
 
 }  // namespace
@@ -177,7 +178,8 @@ NB_MODULE(_kestrel, m) {
       .def_rw("replay", &NativeOptions::replay)
       .def_rw("exact_buffers", &NativeOptions::exact_buffers)
       .def_rw("tensor_cores", &NativeOptions::tensor_cores)
-      .def_rw("attention", &NativeOptions::attention);
+      .def_rw("attention", &NativeOptions::attention)
+      .def_rw("padding_free", &NativeOptions::padding_free);
 
   nb::class_<PySession>(m, "Session")
       .def_static(

@@ -91,12 +91,15 @@ class SessionOptions:
       tensor_cores: float16 GEMMs on the GPU's tensor cores where it has them.
       attention: the fused encoders' attention: "auto", "flash" (one pass, no scores in memory)
         or "chunked" (the scores through memory).
+      padding_free: a fused text encoder (ModernBERT) given a right-padding attention mask
+        computes its live tokens only; its outputs read zero at padded tokens, where ONNX
+        Runtime computes values (False: every token, as the graph says).
     """
     __slots__ = ("_threads", "enable_profiling", "profile_file_prefix", "_precision", "_loops",
                  "_memory_mb", "_wait_s", "device", "inter_op_num_threads", "graph_optimization_level", "execution_mode",
                  "log_severity_level", "log_verbosity_level", "logid", "enable_cpu_mem_arena", "enable_mem_pattern",
                  "_config", "_families", "_trace", "_encoder_heads", "_attention_chunk", "_cpu_kernels", "_gemm_tiles",
-                 "_replay", "_exact_buffers", "_tensor_cores", "_attention")
+                 "_replay", "_exact_buffers", "_tensor_cores", "_attention", "_padding_free")
 
     def __init__(self):
         self._threads = 0
@@ -121,6 +124,7 @@ class SessionOptions:
         self.cpu_kernels, self.gemm_tiles = "fast", "auto"
         self.replay, self.exact_buffers, self.tensor_cores = True, False, True
         self.attention = "auto"
+        self.padding_free = False
 
     @property
     def intra_op_num_threads(self):
@@ -177,6 +181,7 @@ class SessionOptions:
     exact_buffers = _Checked(_switch)
     tensor_cores = _Checked(_switch)
     attention = _Checked(lambda name, v: _choice(name, v, ("auto", "flash", "chunked")))
+    padding_free = _Checked(_switch)
 
     # ONNX Runtime's string-keyed entries; "kestrel.<field>" sets a Kestrel field.
     def add_session_config_entry(self, key, value):
@@ -186,7 +191,7 @@ class SessionOptions:
             kinds = {"precision": str, "device": str, "max_loop_iterations": int, "device_memory_mb": int,
                      "device_wait_s": float, "families": flag, "trace": int, "encoder_heads": int,
                      "attention_chunk": int, "cpu_kernels": str, "gemm_tiles": str, "replay": flag,
-                     "exact_buffers": flag, "tensor_cores": flag, "attention": str}
+                     "exact_buffers": flag, "tensor_cores": flag, "attention": str, "padding_free": flag}
             if field not in kinds:
                 raise InvalidArgument(f"unknown Kestrel session config entry {key!r}; Kestrel's are "
                                       + ", ".join("kestrel." + k for k in kinds))
@@ -206,7 +211,7 @@ class SessionOptions:
         n.device_memory_mb, n.device_wait_s = self._memory_mb, self._wait_s
         n.device = str(self.device if device is None else device)
         for field in ("families", "trace", "encoder_heads", "attention_chunk", "cpu_kernels", "gemm_tiles", "replay",
-                      "exact_buffers", "tensor_cores", "attention"):
+                      "exact_buffers", "tensor_cores", "attention", "padding_free"):
             setattr(n, field, getattr(self, field))
         return n
 

@@ -232,6 +232,11 @@ kestrel::SessionOptions kestrel::capi::session_options(const char* call, const k
     so.tensor_cores = off_switch("tensor_cores", o->tensor_cores);
   if (KESTREL_HAS_FIELD(o, kestrel_session_options, attention) && o->attention)
     so.attention_kernel = kestrel::parse_attention_kernel(o->attention);
+  if (KESTREL_HAS_FIELD(o, kestrel_session_options, padding_free)) {
+    if (o->padding_free != 0 && o->padding_free != 1)
+      misuse("kestrel_session_options.padding_free must be 0 or 1, got ", o->padding_free);
+    so.padding_free = o->padding_free == 1;
+  }
   return so;
 }
 

@@ -107,6 +107,10 @@ typedef struct kestrel_session_options {
   int32_t exact_buffers;   /* 1: a buffer of exactly its size per tensor, for the validation layer */
   int32_t tensor_cores;    /* 0: float16 GEMMs on tensor cores where the device has them; -1: never */
   const char* attention;   /* fused attention: "auto" (NULL), "flash" (one pass, no scores in memory) or "chunked" */
+  /* 1: a fused text encoder (ModernBERT) given a right-padding attention mask
+   * computes its live tokens only; its outputs read zero at padded tokens,
+   * where ONNX Runtime computes values. 0: every token, as the graph says. */
+  int32_t padding_free;
 } kestrel_session_options;
 
 /* Loads a model file (options may be NULL: defaults). NULL on failure. */

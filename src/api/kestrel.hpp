@@ -82,6 +82,7 @@ class Options {
   Options& exact_buffers(bool on) { o_.exact_buffers = on ? 1 : 0; return *this; }
   Options& tensor_cores(bool on) { o_.tensor_cores = on ? 0 : -1; return *this; }
   Options& attention(std::string a) { return keep(attention_, std::move(a), o_.attention); }
+  Options& padding_free(bool on) { o_.padding_free = on ? 1 : 0; return *this; }
   // Valid while this Options lives and is not changed.
   const kestrel_session_options* c() const { return &o_; }
 

@@ -93,7 +93,8 @@ std::vector<std::string> with_session_flags(std::vector<std::string> own) {
 }
 
 std::vector<std::string> with_session_switches(std::vector<std::string> own) {
-  for (const char* f : {"--no-families", "--no-replay", "--exact-buffers", "--no-tensor-cores"}) own.push_back(f);
+  for (const char* f : {"--no-families", "--padding-free", "--no-replay", "--exact-buffers", "--no-tensor-cores"})
+    own.push_back(f);
   return own;
 }
 
@@ -117,6 +118,7 @@ SessionOptions session_options(const Args& a) {
   o.encoder_heads = a.get_int("--encoder-heads", 0);
   KESTREL_CHECK(o.encoder_heads >= 0, "--encoder-heads must be 0 or more, got ", o.encoder_heads);
   o.families = !a.has("--no-families");
+  o.padding_free = a.has("--padding-free");
   o.replay = !a.has("--no-replay");
   o.exact_buffers = a.has("--exact-buffers");
   o.tensor_cores = !a.has("--no-tensor-cores");

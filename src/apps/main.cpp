@@ -25,6 +25,8 @@ const Command kCommands[] = {
      "      (missing inputs are seeded random, open dims 1 unless --dim or --shape sets them; DIR/i.npy is input i)\n"
      "      [--max-loop-iterations N]  (per Loop/Scan node and run; default 1000000, 0: no cap; bench takes it too)\n"
      "      [--cpu-kernels fast|reference]  (reference: the plain oracle kernels alone, slower; bench and parity take it too)\n"
+     "      [--padding-free]  (a fused text encoder computes the live tokens of a right-padded batch only; its outputs\n"
+     "      read zero at padded tokens, where ONNX Runtime computes values; bench and parity take it too)\n"
      "      tuning and diagnosis (bench and parity take them too; each also an environment variable, README):\n"
      "      [--device INDEX|NAME] [--trace 1|2] [--gemm-tiles auto|tiny|small|wide|large] [--attention auto|flash|chunked]\n"
      "      [--attention-chunk ROWS] [--encoder-heads N] [--no-families] [--no-replay] [--exact-buffers] [--no-tensor-cores]\n"},

@@ -194,7 +194,7 @@ ClaimReport claim_families(ir::Graph& g, const ClaimOptions& opts) {
       again = true;
     }
   }
-  while (claim_text_stack(g, report, g_claim_ids)) {
+  while (claim_text_stack(g, report, g_claim_ids, opts)) {
   }
   while (claim_torch_stack(g, report)) {
   }

@@ -1,6 +1,7 @@
 #include "families/encoder_schedule.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "families/encoder_spec.h"
@@ -32,13 +33,17 @@ struct Builder {
     st.residual = residual;
     add(st);
   }
-  // Q, K and V from `in`.
+  // Q, K and V from `in`; in a padding-free run on the live rows, then
+  // unpacked onto the grid.
   template <typename Spec>
   void projections(const Spec& spec, int64_t l, Buffer in, int64_t window = 0) {
     const Buffer out[3] = {Buffer::Q, Buffer::K, Buffer::V};
+    const Buffer packed[3] = {Buffer::PackedQ, Buffer::PackedK, Buffer::PackedV};
     for (int j = 0; j < 3; ++j)
-      linear(l, in, out[j], spec.input(l, kQWeight + j), spec.input(l, kQBias + j), ops::Activation::None, false,
-             window);
+      linear(l, in, s.padding_free ? packed[j] : out[j], spec.input(l, kQWeight + j), spec.input(l, kQBias + j),
+             ops::Activation::None, false, window);
+    if (s.padding_free)
+      for (int j = 0; j < 3; ++j) add(Step{.kind = StepKind::Unpack, .layer = l, .in = packed[j], .out = out[j]});
   }
   // The output projection and the MLP; fc1 feeds a gate with `gated`.
   template <typename Spec>
@@ -112,8 +117,9 @@ void build_rope(const ir::Node& n, EncoderSchedule& s) {
   s.half_stream = false;
   s.mask_input = b.optional(RopeSpec::kMaskInput);
   s.mask_right_padded = true;
+  s.padding_free = s.mask_input >= 0 && n.attr_i("padding_free", 0) != 0;
   s.inv_freq = spec.inv_freq;
-  b.add(Step{.kind = StepKind::Copy, .in = Buffer::Input, .out = Buffer::Stream});
+  b.add(Step{.kind = s.padding_free ? StepKind::Pack : StepKind::Copy, .in = Buffer::Input, .out = Buffer::Stream});
   for (int64_t l = 0; l < spec.layers; ++l) {
     Buffer a_in = Buffer::Stream;  // ModernBERT's first layer has no attention norm
     if (b.optional(spec.input(l, kNorm1Scale)) >= 0) {
@@ -126,7 +132,8 @@ void build_rope(const ir::Node& n, EncoderSchedule& s) {
     att.sliding = spec.windows[size_t(l)];
     att.finite_masked = std::isfinite(spec.masked_scores[size_t(l)]);
     b.add(att);
-    b.after_attention(spec, l, Buffer::Context, true);
+    if (s.padding_free) b.add(Step{.kind = StepKind::Pack, .layer = l, .in = Buffer::Context, .out = Buffer::PackedContext});
+    b.after_attention(spec, l, s.padding_free ? Buffer::PackedContext : Buffer::Context, true);
     b.taps(spec.taps, l);
   }
 }
@@ -185,7 +192,7 @@ EncoderShape::Attention EncoderShape::attention(const EncoderSchedule& s, int64_
 }
 
 int64_t EncoderShape::rows(const EncoderSchedule& s, const Step& step) const {
-  if (!step.windowed) return rows();
+  if (!step.windowed) return live_rows >= 0 ? live_rows : rows();
   const Attention a = attention(s, step.window);
   return a.sequences * a.tokens;
 }
@@ -201,8 +208,24 @@ EncoderShape EncoderShape::of(const ir::Node& n, const EncoderSchedule& s, const
   return e;
 }
 
-std::array<int64_t, kBufferCount> buffer_floats(const EncoderSchedule& s, const EncoderShape& shape,
+LiveRows LiveRows::of(const std::vector<int64_t>& lengths, int64_t tokens) {
+  LiveRows r;
+  const int64_t grid = int64_t(lengths.size()) * tokens;
+  if (grid > INT32_MAX) fail("a padding-free encoder run of ", grid, " tokens is past int32 row indices");
+  r.grid.assign(size_t(grid), -1);
+  for (size_t b = 0; b < lengths.size(); ++b)
+    for (int64_t t = 0; t < lengths[b]; ++t) {
+      const int32_t g = int32_t(int64_t(b) * tokens + t);
+      r.grid[size_t(g)] = int32_t(r.packed.size());
+      r.packed.push_back(g);
+    }
+  return r;
+}
+
+std::array<int64_t, kBufferCount> buffer_floats(const EncoderSchedule& s, const EncoderShape& given,
                                                 const std::function<int64_t(int input)>& columns) {
+  EncoderShape shape = given;
+  shape.live_rows = -1;  // every token: the same memory for every run at these shapes
   std::array<int64_t, kBufferCount> floats{}, width{};
   width[size_t(Buffer::Input)] = shape.channels;
   auto need = [&](Buffer b, int64_t rows, int64_t cols) {
@@ -217,6 +240,8 @@ std::array<int64_t, kBufferCount> buffer_floats(const EncoderSchedule& s, const 
         need(st.out, shape.rows(s, st), shape.channels);
         break;
       case StepKind::Unwindow:
+      case StepKind::Pack:
+      case StepKind::Unpack:
         need(st.out, shape.rows(), shape.channels);
         break;
       case StepKind::Linear:
@@ -262,6 +287,8 @@ void run_schedule(const EncoderSchedule& s, StepRunner& r) {
       case StepKind::Attention: r.attention(st); break;
       case StepKind::Glu: r.glu(st); break;
       case StepKind::Tap: r.tap(st); break;
+      case StepKind::Pack: r.pack(st); break;
+      case StepKind::Unpack: r.unpack(st); break;
     }
   }
 }

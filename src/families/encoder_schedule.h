@@ -28,8 +28,11 @@ enum class Buffer : uint8_t {
   Gridded,   // a windowed context scattered back onto the grid
   Hidden,    // the MLP's first projection
   Gated,     // a gated MLP's act(first half) * second half
+  // A padding-free run's projections and context on its live tokens' rows;
+  // Q, K, V and Context then hold them on the [batch, tokens] grid.
+  PackedQ, PackedK, PackedV, PackedContext,
 };
-inline constexpr int kBufferCount = int(Buffer::Gated) + 1;
+inline constexpr int kBufferCount = int(Buffer::PackedContext) + 1;
 
 // Norm: LayerNorm of in's rows into out. Copy: in to out. Linear: out =
 // act(in x weight + bias) (+ out with residual). Window / Unwindow: the
@@ -37,8 +40,11 @@ inline constexpr int kBufferCount = int(Buffer::Gated) + 1;
 // grid's edge) / scattered back (the padding dropped). Rotary: Q and K
 // rotated in place, each row at its token's position. Attention: Q, K, V
 // into Context per (sequence, head). Glu: out = act(in's first half) x its
-// second half. Tap: the stream copied to node output `output`.
-enum class StepKind : uint8_t { Norm, Copy, Linear, Window, Unwindow, Rotary, Attention, Glu, Tap };
+// second half. Tap: the stream copied to node output `output` (in a
+// padding-free run unpacked onto the grid, zeros at padded tokens). Pack /
+// Unpack (padding-free runs): in's rows on the [batch, tokens] grid to the
+// live tokens' rows of out / back, zeros at padded tokens.
+enum class StepKind : uint8_t { Norm, Copy, Linear, Window, Unwindow, Rotary, Attention, Glu, Tap, Pack, Unpack };
 
 struct Step {
   StepKind kind = StepKind::Copy;
@@ -77,6 +83,12 @@ struct EncoderSchedule {
   bool half_stream = true;
   int mask_input = -1;             // the key padding mask [batch, tokens]; -1: none
   bool mask_right_padded = false;  // the mask must be ones then zeros (each sequence runs at its own length)
+  // Only the live tokens' rows are computed: the stream, the norms, the
+  // projections and the MLP hold the sequences' live tokens packed one after
+  // another; rotary embedding and attention run on the [batch, tokens] grid
+  // (Unpack before, Pack after), and the taps read zero at padded tokens.
+  // Set by the claim (ClaimOptions::padding_free) on a right-padded mask.
+  bool padding_free = false;
   std::vector<float> inv_freq;     // Rotary: layer l's frequencies are [l * head_dim / 2, (l + 1) * head_dim / 2)
   std::vector<Step> steps;
   int outputs = 0;
@@ -92,6 +104,7 @@ struct EncoderSchedule {
 struct EncoderShape {
   int64_t batch = 0, height = 0, width = 0;  // rank 3: height is the token count, width 1
   int64_t channels = 0;                      // the stream's width
+  int64_t live_rows = -1;                    // a padding-free run's live tokens; -1: every token is a row
   int64_t rows() const { return batch * height * width; }
 
   // The sequences attention runs over and their length: the batch's
@@ -101,7 +114,8 @@ struct EncoderShape {
     WindowGrid grid;  // rank 4 only
   };
   Attention attention(const EncoderSchedule& s, int64_t window) const;
-  // The rows a step's buffers hold.
+  // The rows a step's buffers hold (Norm, Copy, Linear, Glu): the window
+  // tokens of a windowed step, the live tokens of a padding-free run.
   int64_t rows(const EncoderSchedule& s, const Step& step) const;
 
   // Checks x against the schedule (a float input of its rank, width heads x
@@ -109,8 +123,17 @@ struct EncoderShape {
   static EncoderShape of(const ir::Node& n, const EncoderSchedule& s, const Shape& x);
 };
 
+// A padding-free run's rows: the live tokens of right-padded sequences of
+// `tokens`, packed in order.
+struct LiveRows {
+  std::vector<int32_t> packed;  // packed row i's row on the [batch, tokens] grid
+  std::vector<int32_t> grid;    // grid row r's packed row, or -1 at a padded token
+  static LiveRows of(const std::vector<int64_t>& lengths, int64_t tokens);
+};
+
 // The floats each buffer needs for a run (Input's stays 0); `columns(input)`
-// gives a weight input's column count.
+// gives a weight input's column count. A padding-free run's buffers are
+// sized for every token, so its memory depends on the shapes alone.
 std::array<int64_t, kBufferCount> buffer_floats(const EncoderSchedule& s, const EncoderShape& shape,
                                                 const std::function<int64_t(int input)>& columns);
 
@@ -133,6 +156,8 @@ class StepRunner {
   virtual void attention(const Step& s) = 0;
   virtual void glu(const Step& s) = 0;
   virtual void tap(const Step& s) = 0;
+  virtual void pack(const Step& s) = 0;
+  virtual void unpack(const Step& s) = 0;
 };
 
 // Runs every step of the schedule, in order.

@@ -64,6 +64,10 @@ inline ops::Activation mlp_activation(const ir::Node& n) {
 struct ClaimOptions {
   bool enabled = true;        // false: every encoder runs op by op (KESTREL_FAMILIES=off)
   int64_t encoder_heads = 0;  // the head count of a vision encoder whose graph does not show it; 0: none given
+  // A text encoder with a padding mask computes its live tokens only: its
+  // outputs at padded tokens read zero instead of what the graph computes
+  // there (EncoderSchedule::padding_free).
+  bool padding_free = false;
 };
 
 // Replaces every recognized encoder in g by its fused node. Runs after the

@@ -27,7 +27,7 @@ bool token_embedding_before(const GraphIndex& gi, int x) {
 }  // namespace
 
 // Claims at most one stack per call (the caller repeats on a fresh index).
-bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& ids) {
+bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& ids, const ClaimOptions& opts) {
   GraphIndex gi(g);
   std::set<int> tried;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -116,6 +116,7 @@ bool claim_text_stack(ir::Graph& g, ClaimReport& report, std::atomic<int64_t>& i
     set_attr(fused, "masked_scores", masked);
     set_attr(fused, "inv_freq", inv_freq);
     set_attr(fused, "windows", windows);
+    if (opts.padding_free && mask >= 0) set_attr(fused, "padding_free", int64_t(1));
     c.taps.assign(taps.begin(), taps.end());
     replace_block(g, gi, block, taps, fused);
     report.claims.push_back(c);

@@ -83,6 +83,7 @@ Config Config::of(const SessionOptions& o) {
 
   const std::string families = env_choice("KESTREL_FAMILIES", {"on", "off", "1", "0"});
   c.claims.enabled = o.families && families != "off" && families != "0";
+  c.claims.padding_free = o.padding_free;
   c.claims.encoder_heads = o.encoder_heads > 0 ? o.encoder_heads : env_int("KESTREL_ENCODER_HEADS", 1, 1 << 20, 0);
 
   backends::VulkanOptions& v = c.vulkan;

@@ -59,6 +59,12 @@ struct SessionOptions {
   // Fuse the transformer encoders Kestrel recognizes (false, or
   // KESTREL_FAMILIES=off: they run op by op, as the benchmarks compare).
   bool families = true;
+  // A fused text encoder (ModernBERT) given a right-padding attention mask
+  // computes its live tokens only, and its outputs read zero at padded
+  // tokens, as PyTorch's unpadded ModernBERT gives them, instead of what the
+  // graph (and ONNX Runtime) computes there, which a mask-aware pooling
+  // never reads. Batches of mixed lengths then cost their live tokens.
+  bool padding_free = false;
   // The head count of a vision encoder whose graph does not show it (0:
   // KESTREL_ENCODER_HEADS when set, else the encoder runs op by op).
   int64_t encoder_heads = 0;

@@ -1,11 +1,40 @@
 // The first-run check of fused encoder nodes (see fused_check.h).
 #include "backends/cpu/fused_check.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "core/compare.h"
+#include "families/rope_spec.h"
 
 namespace kestrel::backends::cpu {
+
+namespace {
+
+// A padding-free encoder's outputs read zero at padded tokens
+// (families::EncoderSchedule::padding_free): the graph's own ops, which
+// compute every token, are held to that where they stand in (a mask they
+// cannot read as right padding leaves them as they are).
+void zero_padded_tokens(ops::KernelContext& ctx, std::vector<Tensor>& outs) {
+  if (ctx.node.attr_i("padding_free", 0) == 0 || !ctx.has_input(families::RopeSpec::kMaskInput)) return;
+  std::vector<int64_t> lengths;
+  for (Tensor& y : outs) {
+    if (y.rank() != 3 || y.dtype() != DType::Float32) continue;
+    const int64_t batch = y.dim(0), tokens = y.dim(1), width = y.dim(2);
+    try {
+      lengths = families::right_padded_lengths(ctx.node, ctx.input(families::RopeSpec::kMaskInput), batch, tokens);
+    } catch (const Error&) {
+      return;
+    }
+    Tensor z = y.clone();
+    float* p = z.data<float>();
+    for (int64_t b = 0; b < batch; ++b)
+      std::fill(p + (b * tokens + lengths[size_t(b)]) * width, p + (b + 1) * tokens * width, 0.f);
+    y = std::move(z);
+  }
+}
+
+}  // namespace
 
 void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::KernelContext&)) {
   const ir::Attribute* original = ctx.node.attr("original");
@@ -21,6 +50,7 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
   std::vector<Tensor> outs;
   if (state == ops::FusedChecks::State::Withdrawn) {
     outs = ctx.run_subgraph(*original->g, original_inputs);
+    zero_padded_tokens(ctx, outs);
   } else if (state == ops::FusedChecks::State::Agreed) {
     outs = fused(ctx);
   } else {
@@ -33,6 +63,7 @@ void run_checked(ops::KernelContext& ctx, std::vector<Tensor> (*fused)(ops::Kern
       disagreement = e.what();
     }
     std::vector<Tensor> ref = ctx.run_subgraph(*original->g, original_inputs);
+    zero_padded_tokens(ctx, ref);
     for (size_t i = 0; i < ref.size() && disagreement.empty(); ++i) {
       if (i >= outs.size() || outs[i].shape() != ref[i].shape()) {
         disagreement = "output " + std::to_string(i) + " has another shape";

@@ -35,7 +35,13 @@ class CpuSteps final : public fam::StepRunner {
       const Tensor& m = ctx.input(s.mask_input);
       const int64_t batch = shape_.batch, tokens = shape_.height;
       fam::check_padding_mask(ctx.node, m.shape(), batch, tokens);
-      if (s.mask_right_padded) fam::right_padded_lengths(ctx.node, m, batch, tokens);
+      if (s.mask_right_padded) {
+        const std::vector<int64_t> lengths = fam::right_padded_lengths(ctx.node, m, batch, tokens);
+        if (s.padding_free) {
+          live_ = fam::LiveRows::of(lengths, tokens);
+          shape_.live_rows = int64_t(live_.packed.size());
+        }
+      }
       mask_ = m.to_f32();
       key_end_.assign(size_t(batch), 0);  // past the last key any query may see
       for (int64_t b = 0; b < batch; ++b)
@@ -130,9 +136,17 @@ class CpuSteps final : public fam::StepRunner {
 
   void tap(const Step& st) override {
     const float* x = in(st.in);
-    outs_[size_t(st.output)] =
-        Tensor::from_f32(ctx_.input(0).shape(), std::vector<float>(x, x + shape_.rows() * shape_.channels));
+    if (!s_.padding_free) {
+      outs_[size_t(st.output)] =
+          Tensor::from_f32(ctx_.input(0).shape(), std::vector<float>(x, x + shape_.rows() * shape_.channels));
+      return;
+    }
+    std::vector<float> y(size_t(shape_.rows() * shape_.channels));
+    move_rows(x, y.data(), live_.grid);
+    outs_[size_t(st.output)] = Tensor::from_f32(ctx_.input(0).shape(), std::move(y));
   }
+  void pack(const Step& st) override { move_rows(in(st.in), out(st.out, shape_.channels), live_.packed); }
+  void unpack(const Step& st) override { move_rows(in(st.in), out(st.out, shape_.channels), live_.grid); }
 
  private:
   const Tensor& weight(int input) const {
@@ -152,6 +166,19 @@ class CpuSteps final : public fam::StepRunner {
   float* scratch(int64_t floats) {
     if (int64_t(scratch_.size()) < floats) scratch_.resize(size_t(floats));
     return scratch_.data();
+  }
+
+  // y's row r = x's row map[r], zeros where map[r] < 0 (rows of the stream's width).
+  void move_rows(const float* x, float* y, const std::vector<int32_t>& map) {
+    const int64_t d = shape_.channels;
+    parallel_for(ctx_, int64_t(map.size()), 64, [&](int64_t r) {
+      const int32_t from = map[size_t(r)];
+      if (from < 0) {
+        std::fill(y + r * d, y + (r + 1) * d, 0.f);
+      } else {
+        std::copy(x + int64_t(from) * d, x + (int64_t(from) + 1) * d, y + r * d);
+      }
+    });
   }
 
   // Row of window token (w, t) on the grid, or -1 for padding.
@@ -186,6 +213,7 @@ class CpuSteps final : public fam::StepRunner {
   std::array<int64_t, fam::kBufferCount> width_{};
   std::vector<float> scratch_, mask_;
   std::vector<int64_t> key_end_;
+  fam::LiveRows live_;  // a padding-free run's
   std::vector<Tensor> outs_;
 };
 

@@ -10,7 +10,8 @@ namespace kestrel::vulkan {
 
 bool replay_run(RunResources& res, const Replay& r, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs,
                 int threads, const backends::OutputSink* sink, double& transfer_ms) {
-  for (const Replay::Check& c : r.checks) c.fn(inputs[c.index]);
+  for (const Replay::Check& c : r.checks)
+    if (!c.fn(inputs[c.index])) return false;
   for (const Replay::Input& in : r.inputs)
     if (!storable(inputs[in.index]).empty()) return false;
   const auto t0 = std::chrono::steady_clock::now();

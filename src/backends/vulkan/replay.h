@@ -46,11 +46,13 @@ struct Replay {
     std::shared_ptr<DeviceMemory> staging;  // null: read from tensor's own (mapped) memory
   };
   std::vector<Input> inputs;
-  // The kernels' checks of graph inputs' values (OpContext::check_values),
-  // run on each replay's inputs before anything is written.
+  // The kernels' checks of graph inputs' values (OpContext::check_values,
+  // recorded_for), run on each replay's inputs before anything is written:
+  // fn throws an Error naming what is wrong, or returns false where the
+  // kept run's recording does not serve these values.
   struct Check {
     size_t index = 0;  // in graph.inputs
-    std::function<void(const Tensor&)> fn;
+    std::function<bool(const Tensor&)> fn;
   };
   std::vector<Check> checks;
   std::vector<Output> outputs;  // in graph.outputs order
@@ -88,7 +90,8 @@ struct ReplayCapture {
 // outputs back (Recorder::replay), into what `sink` gives (backend.h's
 // OutputSink). False, with nothing submitted, when an
 // input cannot be stored as the kept run stored it (int64 values past
-// int32's range): the caller then runs the graph the usual way.
+// int32's range) or its recording depends on values these inputs do not
+// share (OpContext::recorded_for): the caller then runs the graph the usual way.
 // transfer_ms: the host's time writing the inputs and reading the outputs.
 struct RunResources;
 struct RunState;

@@ -218,7 +218,22 @@ class VkOpContext : public OpContext {
     st_.to_host({v});  // a graph input is there already
     check(st_.host[size_t(v)]);
     const int index = st_.c.input_index(v);
-    if (st_.capture && index >= 0) st_.capture->replay.checks.push_back({size_t(index), std::move(check)});
+    if (st_.capture && index >= 0)
+      st_.capture->replay.checks.push_back({size_t(index), [check = std::move(check)](const Tensor& t) {
+                                              check(t);
+                                              return true;
+                                            }});
+  }
+  std::vector<int64_t> recorded_for(int i, std::function<std::vector<int64_t>(const Tensor&)> key) override {
+    if (!has_input(i)) fail("required input ", i, " is missing");
+    const int v = node.inputs[size_t(i)];
+    st_.to_host({v});  // a graph input is there already
+    std::vector<int64_t> k = key(st_.host[size_t(v)]);
+    const int index = st_.c.input_index(v);
+    if (st_.capture && index >= 0)
+      st_.capture->replay.checks.push_back(
+          {size_t(index), [key = std::move(key), k](const Tensor& t) { return key(t) == k; }});
+    return k;
   }
   GpuTensor& output(int i, DType dtype, Shape shape) override {
     if (i >= num_outputs()) fail("kernel wrote output ", i, " but the node has ", num_outputs());

@@ -27,6 +27,7 @@ struct FlashPush {  // shaders/flash_attention_common.glsl
   int32_t window;
   uint32_t finite_masked, rel_rows, rel_cols;
   uint32_t rel_h_stride, rel_w_stride;  // relative_stride(rel_rows), (rel_cols)
+  uint32_t drop_padded_queries;
 };
 constexpr int64_t kFlashQueries = 64;  // per workgroup (flash_attention_common.glsl: QT)
 
@@ -235,7 +236,8 @@ void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, con
   const GpuTensor* padding = mask ? mask->padding : nullptr;
   FlashPush p{0, 0, uint32_t(tokens), uint32_t(heads), scale, mask ? int32_t(mask->window) : -1,
               mask && !mask->finite_masked ? 0u : 1u, rel ? uint32_t(rel->rows) : 0u, rel ? uint32_t(rel->cols) : 0u,
-              rel ? uint32_t(relative_stride(rel->rows)) : 0u, rel ? uint32_t(relative_stride(rel->cols)) : 0u};
+              rel ? uint32_t(relative_stride(rel->rows)) : 0u, rel ? uint32_t(relative_stride(rel->cols)) : 0u,
+              mask && mask->padding && mask->padded_queries_unused ? 1u : 0u};
   std::vector<int32_t> spec = {int32_t(hd), padding ? 1 : 0, rel ? 1 : 0};
   std::vector<Binding> bindings = {In(q), In(k), In(v), Out(out), In(padding ? *padding : q),
                                    In(rel ? *rel->ph : q), In(rel ? *rel->pw : q)};

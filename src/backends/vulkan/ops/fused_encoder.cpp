@@ -37,6 +37,9 @@ struct GluPush {  // shaders/glu.comp
   uint32_t base, n, f;
   float a, b;
 };
+struct RowsPush {  // shaders/rows_by_map.comp
+  uint32_t base, n, units;
+};
 struct RelSoftmaxPush {  // shaders/relpos_softmax.comp
   uint32_t row_base, row_end, rows, cols, q0, chunk_rows, h_stride, w_stride;
 };
@@ -70,10 +73,17 @@ class VulkanSteps final : public fam::StepRunner {
       fam::check_padding_mask(ctx.node, m.shape, shape_.batch, shape_.height);
       // The rotary encoder runs each sequence at its own length on the CPU,
       // so its mask must be right padding there and here alike.
-      if (s.mask_right_padded)
-        ctx.check_values(s.mask_input, [&node = ctx.node, b = shape_.batch, t = shape_.height](const Tensor& mask) {
-          fam::right_padded_lengths(node, mask, b, t);
-        });
+      auto lengths = [&node = ctx.node, b = shape_.batch, t = shape_.height](const Tensor& mask) {
+        return fam::right_padded_lengths(node, mask, b, t);
+      };
+      if (s.padding_free) {
+        // The live tokens size the recorded work: a kept run replays for
+        // masks of the same lengths (the buffers are sized for every token).
+        live_ = fam::LiveRows::of(ctx.recorded_for(s.mask_input, lengths), shape_.height);
+        shape_.live_rows = int64_t(live_.packed.size());
+      } else if (s.mask_right_padded) {
+        ctx.check_values(s.mask_input, [lengths](const Tensor& mask) { lengths(mask); });
+      }
       if (!m.is_float()) {
         padding_ = m;
       } else {
@@ -103,9 +113,17 @@ class VulkanSteps final : public fam::StepRunner {
     if (score_words > 0) scores_ = ctx.temp_words(size_t(score_words));
     if (rel_floats > 0) rel_h_ = ctx.temp_words(size_t(rel_floats)), rel_w_ = ctx.temp_words(size_t(rel_floats));
     for (int i = 0; i < s.outputs; ++i) outs_.push_back(&ctx.output(i, DType::Float32, x.shape));
-    for (Buffer b : {Buffer::Input, Buffer::Stream, Buffer::Normed, Buffer::Windowed, Buffer::Context, Buffer::Gridded})
+    for (Buffer b : {Buffer::Input, Buffer::Stream, Buffer::Normed, Buffer::Windowed, Buffer::Context, Buffer::Gridded,
+                     Buffer::PackedContext})
       width_[size_t(b)] = shape_.channels;
+    if (s.padding_free) {
+      grid_map_ = ctx.upload_i32(live_.grid);
+      if (!live_.packed.empty()) packed_map_ = ctx.upload_i32(live_.packed);
+    }
   }
+
+  // A padding-free run with no live token computes nothing: its outputs are zeros.
+  bool nothing_live() const { return shape_.live_rows == 0; }
 
   void norm(const Step& st) override {
     if (float32(st.out)) ctx_.unsupported("a LayerNorm into the float32 stream of a float16 node");
@@ -149,7 +167,7 @@ class VulkanSteps final : public fam::StepRunner {
   void attention(const Step& st) override {
     const auto a = shape_.attention(s_, st.window);
     const GpuTensor &q = buf(Buffer::Q), &k = buf(Buffer::K), &v = buf(Buffer::V), &out = buf(Buffer::Context);
-    AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked};
+    AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked, s_.padding_free};
     const bool plain = !mask.padding && mask.window < 0;
     const fam::WindowGrid& g = a.grid;
     const bool relative = st.rel_h >= 0;
@@ -189,7 +207,18 @@ class VulkanSteps final : public fam::StepRunner {
 
   void tap(const Step& st) override {
     const GpuTensor& out = *outs_[size_t(st.output)];
-    transfer(st.in, out, ctx_.half() && !out.half, shape_.rows() * shape_.channels);
+    if (s_.padding_free)
+      move_rows(buf(st.in), float32(st.in), out, ctx_.half() && !out.half, grid_map_, shape_.rows());
+    else
+      transfer(st.in, out, ctx_.half() && !out.half, shape_.rows() * shape_.channels);
+  }
+  void pack(const Step& st) override {
+    move_rows(buf(st.in), input_float32(st.in), buf(st.out), float32(st.out), packed_map_, shape_.live_rows);
+    wrote(st.out);
+  }
+  void unpack(const Step& st) override {
+    move_rows(buf(st.in), float32(st.in), buf(st.out), float32(st.out), grid_map_, shape_.rows());
+    wrote(st.out);
   }
 
  private:
@@ -227,6 +256,31 @@ class VulkanSteps final : public fam::StepRunner {
     }
     return stream_half_;
   }
+  // Whether b holds float32 values, the node input included.
+  bool input_float32(Buffer b) const {
+    return b == Buffer::Input ? ctx_.half() && !ctx_.input(0).half : float32(b);
+  }
+  // y's `rows` rows: x's row map[r], zeros where map[r] < 0 (rows_by_map.comp).
+  // Rows of another precision go through x's precision first.
+  void move_rows(const GpuTensor& x, bool x_float32, const GpuTensor& y, bool y_float32, const GpuTensor& map,
+                 int64_t rows) {
+    const bool x4 = !ctx_.half() || x_float32, y4 = !ctx_.half() || y_float32;
+    if (x4 != y4) {
+      const int64_t n = shape_.rows() * shape_.channels;  // sized for every token, as the buffers are
+      if (!converting_.memory) converting_ = ctx_.temp_words(size_t(n));
+      move_rows(x, x_float32, converting_, x_float32, map, rows);
+      copy_mixed(ctx_, converting_, x_float32, y, y_float32, rows * shape_.channels);
+      return;
+    }
+    const size_t row_bytes = size_t(shape_.channels) * (x4 ? 4 : 2);
+    if (row_bytes % 4) ctx_.unsupported("rows of ", shape_.channels, " float16 values are not whole 32-bit words");
+    const bool wide = row_bytes % 16 == 0 && x.range(false).offset % 16 == 0 && y.range(false).offset % 16 == 0;
+    const int64_t units = int64_t(row_bytes / (wide ? 16 : 4));
+    RowsPush p{0, 0, uint32_t(units)};
+    if (rows > 0)
+      ctx_.dispatch_elements("rows_by_map", {wide ? 1 : 0}, {In(x), Out(y), In(map)}, &p, sizeof p,
+                             uint64_t(rows * units));
+  }
   void wrote(Buffer b) {
     if (b == Buffer::Stream) stream_half_valid_ = false;
   }
@@ -255,6 +309,9 @@ class VulkanSteps final : public fam::StepRunner {
   GpuTensor scores_, rel_h_, rel_w_, padding_;  // rel_*: relative_products' outputs
   GpuTensor stream_half_;                       // operand(): the float32 stream in float16
   bool stream_half_valid_ = false;
+  fam::LiveRows live_;                 // a padding-free run's rows
+  GpuTensor packed_map_, grid_map_;    // live_'s maps on the device
+  GpuTensor converting_;               // move_rows' rows between precisions
   std::map<int64_t, AttentionPlan> plans_;  // per layer
   std::map<std::vector<float>, std::pair<GpuTensor, GpuTensor>> tables_;  // rotary cos/sin per frequency set
   std::vector<GpuTensor*> outs_;
@@ -263,7 +320,12 @@ class VulkanSteps final : public fam::StepRunner {
 void record_fused_encoder(OpContext& ctx) {
   const fam::EncoderSchedule schedule = fam::EncoderSchedule::of(ctx.node);
   VulkanSteps steps(ctx, schedule);
-  fam::run_schedule(schedule, steps);
+  if (!steps.nothing_live()) {
+    fam::run_schedule(schedule, steps);
+    return;
+  }
+  for (const Step& st : schedule.steps)  // zeros at every (padded) token
+    if (st.kind == fam::StepKind::Tap) steps.tap(st);
 }
 
 }  // namespace
