@@ -164,12 +164,13 @@ TEST(PaddingFree, OtherLengthsRecordAgainAndAgree) {
   }
 }
 
-// Flash attention leaves out the key tiles past a sequence's last real key
-// (their scores would all be -inf), and in a padding-free run the query
-// tiles past it: 150 tokens make several tiles of each (64 queries, 16 keys
-// on the plain kernel lavapipe runs). Against a CPU session computing every
-// token: every token agrees when all are computed, the live ones (padded
-// ones zero) when padding-free. Bars as above.
+// In a padding-free run flash attention leaves out the key tiles past a
+// sequence's live tokens (their scores would all be -inf) and the query
+// tiles past them (nobody reads their rows): 150 tokens make several tiles
+// of each (64 queries, 16 keys on the plain kernel lavapipe runs). Against
+// a CPU session computing every token: the live tokens agree (padded ones
+// zero) when padding-free, and every token when all are computed. Bars as
+// above.
 TEST(PaddingFree, FlashAttentionLeavesOutPaddedTilesExactly) {
   if (!vulkan_tests()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   const int64_t tokens = 150;

@@ -27,7 +27,6 @@ struct FlashPush {  // shaders/flash_attention_common.glsl
   int32_t window;
   uint32_t finite_masked, rel_rows, rel_cols;
   uint32_t rel_h_stride, rel_w_stride;  // relative_stride(rel_rows), (rel_cols)
-  uint32_t drop_padded_queries;
 };
 constexpr int64_t kFlashQueries = 64;  // per workgroup (flash_attention_common.glsl: QT)
 
@@ -236,8 +235,7 @@ void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, con
   const GpuTensor* padding = mask ? mask->padding : nullptr;
   FlashPush p{0, 0, uint32_t(tokens), uint32_t(heads), scale, mask ? int32_t(mask->window) : -1,
               mask && !mask->finite_masked ? 0u : 1u, rel ? uint32_t(rel->rows) : 0u, rel ? uint32_t(rel->cols) : 0u,
-              rel ? uint32_t(relative_stride(rel->rows)) : 0u, rel ? uint32_t(relative_stride(rel->cols)) : 0u,
-              mask && mask->padding && mask->padded_queries_unused ? 1u : 0u};
+              rel ? uint32_t(relative_stride(rel->rows)) : 0u, rel ? uint32_t(relative_stride(rel->cols)) : 0u};
   std::vector<int32_t> spec = {int32_t(hd), padding ? 1 : 0, rel ? 1 : 0};
   std::vector<Binding> bindings = {In(q), In(k), In(v), Out(out), In(padding ? *padding : q),
                                    In(rel ? *rel->ph : q), In(rel ? *rel->pw : q)};
@@ -254,7 +252,12 @@ void flash_attention(OpContext& ctx, const GpuTensor& q, const GpuTensor& k, con
     bindings.push_back(In(rel_mma ? one_hot : q));
   } else {
     spec.push_back(int32_t(flash_plain_keys(hd)));
+    spec.push_back(0);              // (constant 4 is the tensor-core kernel's)
+    bindings.push_back(In(q));      // (binding 7 too)
   }
+  const GpuTensor* key_ends = mask && mask->padding ? mask->key_ends : nullptr;
+  spec.push_back(key_ends ? 1 : 0);  // KEY_ENDS
+  bindings.push_back(In(key_ends ? *key_ends : q));
   // Bounded dispatches (macs_per_dispatch): whole (sequence, head) pairs,
   // or tiles of one pair's queries where a pair alone is past the bound.
   const int64_t tiles = (tokens + kFlashQueries - 1) / kFlashQueries;

@@ -31,9 +31,10 @@ struct AttentionMask {
   const GpuTensor* padding = nullptr;  // [batch, tokens], nonzero where a key is real; null: all are
   int64_t window = -1;                 // |query - key| <= window; -1: every key
   bool finite_masked = true;           // masked scores are a finite minimum (else -inf)
-  // The padding is right padding and nobody reads the padded queries' rows
-  // (a padding-free encoder): flash attention may leave them unwritten.
-  bool padded_queries_unused = false;
+  // Each sequence's live tokens (int32), where the padding is right padding
+  // and nobody reads the padded queries' rows (a padding-free encoder): flash
+  // attention leaves out the key and query tiles past them.
+  const GpuTensor* key_ends = nullptr;
 };
 
 // How attention is split over the queries: the scores of batch * heads *

@@ -79,8 +79,10 @@ class VulkanSteps final : public fam::StepRunner {
       if (s.padding_free) {
         // The live tokens size the recorded work: a kept run replays for
         // masks of the same lengths (the buffers are sized for every token).
-        live_ = fam::LiveRows::of(ctx.recorded_for(s.mask_input, lengths), shape_.height);
+        const std::vector<int64_t> live = ctx.recorded_for(s.mask_input, lengths);
+        live_ = fam::LiveRows::of(live, shape_.height);
         shape_.live_rows = int64_t(live_.packed.size());
+        key_ends_ = ctx.upload_i32(std::vector<int32_t>(live.begin(), live.end()));
       } else if (s.mask_right_padded) {
         ctx.check_values(s.mask_input, [lengths](const Tensor& mask) { lengths(mask); });
       }
@@ -167,7 +169,8 @@ class VulkanSteps final : public fam::StepRunner {
   void attention(const Step& st) override {
     const auto a = shape_.attention(s_, st.window);
     const GpuTensor &q = buf(Buffer::Q), &k = buf(Buffer::K), &v = buf(Buffer::V), &out = buf(Buffer::Context);
-    AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked, s_.padding_free};
+    AttentionMask mask{st.masked ? &padding_ : nullptr, st.sliding, st.finite_masked,
+                       s_.padding_free ? &key_ends_ : nullptr};
     const bool plain = !mask.padding && mask.window < 0;
     const fam::WindowGrid& g = a.grid;
     const bool relative = st.rel_h >= 0;
@@ -311,6 +314,7 @@ class VulkanSteps final : public fam::StepRunner {
   bool stream_half_valid_ = false;
   fam::LiveRows live_;                 // a padding-free run's rows
   GpuTensor packed_map_, grid_map_;    // live_'s maps on the device
+  GpuTensor key_ends_;                 // each sequence's live tokens (AttentionMask::key_ends)
   GpuTensor converting_;               // move_rows' rows between precisions
   std::map<int64_t, AttentionPlan> plans_;  // per layer
   std::map<std::vector<float>, std::pair<GpuTensor, GpuTensor>> tables_;  // rotary cos/sin per frequency set

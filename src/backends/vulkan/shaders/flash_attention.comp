@@ -31,7 +31,7 @@ void main() {
   const uint srow = t * (BC + 1);
   float m = FLASH_NEG_INF, l = 0.0;
   uint first, end;
-  if (!key_range(q0, BC, first, end)) return;  // (uniform in the workgroup)
+  if (!key_range(q0, BC, first, end)) return;  // (uniform in the workgroup: KEY_ENDS)
   for (uint k0 = first; k0 < end; k0 += BC) {
     barrier();  // every thread is done with the previous tile
     for (uint e = t; e < BC * HD; e += 64) {

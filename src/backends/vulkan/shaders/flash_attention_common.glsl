@@ -25,6 +25,9 @@ layout(std430, binding = 3) writeonly buffer O_ { T o[]; };
 layout(std430, binding = 4) readonly buffer M_ { int mask[]; };
 layout(std430, binding = 5) readonly buffer PH_ { T ph[]; };
 layout(std430, binding = 6) readonly buffer PW_ { T pw[]; };
+// KEY_ENDS: each sequence's live tokens (key_range()).
+layout(constant_id = 5) const int KEY_ENDS = 0;
+layout(std430, binding = 8) readonly buffer KE_ { int key_ends[]; };
 layout(push_constant) uniform Push {
   uint pair_base;   // this dispatch's first (sequence, head) pair
   uint tile_base;   // and first query tile
@@ -34,10 +37,6 @@ layout(push_constant) uniform Push {
   uint finite_masked;
   uint rel_rows, rel_cols;  // HAS_REL: the window's grid
   uint rel_h_stride, rel_w_stride;  // and the rows of ph and pw (2 * rows - 1 and 2 * cols - 1, padded)
-  // HAS_MASK on right padding whose padded queries' rows nobody reads (a
-  // padding-free encoder packs the live ones): tiles of queries past the
-  // last real key are left out, their context rows unwritten.
-  uint drop_padded_queries;
 } pc;
 
 #define FLASH_NEG_INF uintBitsToFloat(0xff800000u)
@@ -54,39 +53,24 @@ uint flash_begin() {
   return (pc.tile_base + gl_WorkGroupID.x) * QT;
 }
 
-// One past the sequence's last key the padding mask keeps (HAS_MASK; else
-// every token). Every thread of the workgroup calls it (barriers).
-shared uint live_end_shared;
-uint live_key_end() {
-  if (HAS_MASK == 0) return pc.tokens;
-  if (gl_LocalInvocationIndex == 0) live_end_shared = 0;
-  barrier();
-  uint e = 0;
-  for (uint j = gl_LocalInvocationIndex; j < pc.tokens; j += gl_WorkGroupSize.x)
-    if (mask[seq * pc.tokens + j] != 0) e = j + 1;
-  atomicMax(live_end_shared, e);
-  barrier();
-  return live_end_shared;
-}
-
 // The key tiles of BC keys some query of [q0, q0 + QT) may see: from
 // `first` (a multiple of BC) up to `end`. A window leaves out the tiles
-// wholly before or after it (ModernBERT's local layers see 128 of 512 keys);
-// keys past the last one the mask keeps are all masked, so their tiles,
-// which would add nothing (every score -inf), are left out too (a
-// right-padded batch of mixed lengths attends over each sequence's own).
-// Returns false where the workgroup has nothing to write: its queries are
-// past the last real key and pc.drop_padded_queries says nobody reads them.
-// Every thread of the workgroup calls it (barriers), in uniform control flow.
+// wholly before or after it (ModernBERT's local layers see 128 of 512 keys).
+// With KEY_ENDS (a padding-free encoder: right padding, and nobody reads the
+// padded queries' rows), the keys past the sequence's live ones, whose
+// scores the mask makes -inf, are left out too, and a workgroup of queries
+// past them writes nothing: returns false. (Uniform in the workgroup.)
 bool key_range(uint q0, uint bc, out uint first, out uint end) {
-  const uint live_end = live_key_end();
   first = 0;
-  end = min(pc.tokens, live_end);
+  end = pc.tokens;
   if (pc.window >= 0) {
     first = uint(max(int(q0) - pc.window, 0)) / bc * bc;
     end = min(end, q0 + QT + uint(pc.window));
   }
-  return pc.drop_padded_queries == 0 || q0 < live_end;
+  if (KEY_ENDS == 0) return true;
+  const uint live = uint(key_ends[seq]);
+  end = min(end, live);
+  return q0 < live;
 }
 
 // Query i's relative-position entries for key row 0 and key column 0

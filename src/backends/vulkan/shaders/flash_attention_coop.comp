@@ -174,7 +174,7 @@ void main() {
     oacc[n] = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.0);
   float m = FLASH_NEG_INF, l = 0.0;
   uint first, end;
-  if (!key_range(q0, BC, first, end)) return;  // (uniform in the workgroup)
+  if (!key_range(q0, BC, first, end)) return;  // (uniform in the workgroup: KEY_ENDS)
   // A subgroup whose 16 queries are all past the end (the last tile of a
   // window of 196 tokens has 4) takes part in the barriers only; a tile's
   // 16-key fragments wholly past `end` are left out of both products.
