@@ -126,6 +126,7 @@ TEST(CApiOptions, TuningFieldsOutOfRangeAreRefusedByName) {
       {[](kestrel_session_options& o) { o.replay = 2; }, "replay must be 0 (default) or -1 (off), got 2"},
       {[](kestrel_session_options& o) { o.tensor_cores = 1; }, "tensor_cores must be 0 (default) or -1 (off), got 1"},
       {[](kestrel_session_options& o) { o.exact_buffers = 2; }, "exact_buffers must be 0 or 1, got 2"},
+      {[](kestrel_session_options& o) { o.padding_free = -1; }, "padding_free must be 0 or 1, got -1"},
       {[](kestrel_session_options& o) { o.encoder_heads = -1; }, "encoder_heads must be 0 (not given) or more, got -1"},
       {[](kestrel_session_options& o) { o.attention_chunk = -4; }, "attention_chunk must be 0 (no cap) or more, got -4"},
       {[](kestrel_session_options& o) { o.gemm_tiles = "huge"; }, "unknown GEMM tiles 'huge'"},

@@ -208,6 +208,31 @@ def test_tuning_options_reach_the_session(capfd):
             setattr(opts, field, bad)
 
 
+def test_padding_free_reads_zero_at_padded_tokens():
+    """padding_free = True: the fused ModernBERT computes the live tokens only (they agree
+    with the session computing every token, which is ONNX Runtime's answer) and its output
+    reads exactly zero at the padded ones, where the default session computes values."""
+    d = os.path.join(ROOT, "tests", "models", "modernbert")
+    feeds = {"input_ids": np.load(os.path.join(d, "input_0.npy")), "attention_mask": np.load(os.path.join(d, "input_1.npy"))}
+    live = feeds["attention_mask"].astype(bool)
+    assert not live.all(), "the fixture's batch has padding"
+
+    def run(padding_free):
+        opts = kestrel.SessionOptions()
+        opts.padding_free = padding_free
+        s = kestrel.InferenceSession(os.path.join(d, "torchscript.onnx"), opts, providers=["CPUExecutionProvider"])
+        return s.run(None, feeds)[0]
+
+    every, packed = run(False), run(True)
+    np.testing.assert_allclose(packed[live], every[live], rtol=1e-4, atol=1e-4)
+    assert np.all(packed[~live] == 0) and np.abs(every[~live]).max() > 0.1
+    opts = kestrel.SessionOptions()
+    opts.add_session_config_entry("kestrel.padding_free", "true")
+    assert opts.padding_free is True
+    with pytest.raises(ValueError, match="padding_free must be True or False"):
+        opts.padding_free = 1
+
+
 def test_outputs_are_numpy_arrays_over_kestrels_memory():
     model = typed_model(TensorProto.FLOAT)
     s = kestrel.InferenceSession(model, providers=["CPUExecutionProvider"])
