@@ -39,6 +39,8 @@ done
 # Each Vulkan op takes about a minute emulated; the other ops run in the x86-64 suite.
 echo "test_arm64: CPU fast kernels against the reference" >&2
 run "$b/tests/kestrel_backend_ops" --gtest_filter='*CpuFast*:*Named*' --gtest_brief=1
+echo "test_arm64: the NEON narrow products against a double-precision reference" >&2
+run "$b/tests/kestrel_tests" --gtest_filter='Neon/NarrowGemm.*:Im2row.*' --gtest_brief=1
 for op in Conv MatMul Softmax LayerNormalization; do
   echo "test_arm64: Vulkan $op cases" >&2
   KESTREL_OPS_FILTER=$op run "$b/tests/kestrel_backend_ops" --gtest_filter='*VulkanFp32MatchesCpu' --gtest_brief=1

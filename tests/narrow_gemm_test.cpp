@@ -71,8 +71,15 @@ TEST_P(NarrowGemm, FewRowsAgainstATransposedBAgreeWithADoubleReference) {
         expect_matches_reference(GetParam(), rng, true, M, N, K, M == 3 ? K + 5 : K, K + 1, N + 2);
 }
 
+#if KESTREL_X86
 INSTANTIATE_TEST_SUITE_P(Isa, NarrowGemm, ::testing::Values(CpuIsa::Avx2, CpuIsa::Avx512),
                          [](const auto& info) { return std::string(cpu_isa_name(info.param)); });
+#else
+// arm64: the NEON kernel, which every AArch64 CPU runs (x86's levels do not
+// apply; the baseline is all the CPU reports).
+INSTANTIATE_TEST_SUITE_P(Neon, NarrowGemm, ::testing::Values(CpuIsa::Baseline),
+                         [](const auto&) { return std::string("neon"); });
+#endif
 
 // im2row (a convolution's windows as rows, for the narrow product) is
 // im2col transposed, for 1-D and 2-D windows with stride, dilation and

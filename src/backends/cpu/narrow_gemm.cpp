@@ -11,13 +11,20 @@ namespace kestrel::backends::cpu {
 
 bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb,
                  float* C, int64_t ldc, CpuIsa isa) {
-#if !KESTREL_X86
-  return false;  // the narrow kernels are x86-64's (AVX2, AVX-512)
+  if (K < 8) return false;
+  void (*narrow)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t, int64_t) = nullptr;
+#if KESTREL_X86
+  if (isa == CpuIsa::Baseline) return false;
+  narrow = isa == CpuIsa::Avx512 ? narrow_avx512::narrow : narrow_avx2::narrow;
+#elif defined(__aarch64__)
+  (void)isa;  // (x86's levels: every AArch64 CPU has NEON)
+  narrow = narrow_neon::narrow;
 #else
-  if (K < 8 || isa == CpuIsa::Baseline) return false;
+  (void)isa;
+  return false;
+#endif
   // (One thread: splitting these products over threads measured slower on
   // the 16-core H200 host, 0.07 -> 0.16 ms for Silero VAD.)
-  auto* narrow = isa == CpuIsa::Avx512 ? narrow_avx512::narrow : narrow_avx2::narrow;
   static thread_local std::vector<float> v;
   if (!tb && N <= 8) {  // B's N columns, gathered contiguous in K
     v.resize(size_t(N * K));
@@ -42,7 +49,6 @@ bool narrow_gemm(bool tb, int64_t M, int64_t N, int64_t K, const float* A, int64
     return true;
   }
   return false;
-#endif
 }
 
 }  // namespace kestrel::backends::cpu
