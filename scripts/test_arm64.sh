@@ -14,6 +14,8 @@ export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.aarch64.json  # arm64 la
 echo "test_arm64: probe" >&2
 probe=$(run "$b/kestrel" probe)
 echo "$probe" | grep -q '"asimd"' || { echo "test_arm64: probe reports no NEON: $probe" >&2; exit 1; }
+# (qemu's default CPU has the 8-bit dot product, so its kernels run below)
+echo "$probe" | grep -q '"asimddp"' || { echo "test_arm64: probe reports no dot product: $probe" >&2; exit 1; }
 echo "$probe" | grep -q '"llvmpipe' || { echo "test_arm64: probe finds no arm64 lavapipe: $probe" >&2; exit 1; }
 
 # Real models and family fixtures on the arm64 CPU backend, then on arm64 lavapipe, each
@@ -39,8 +41,9 @@ done
 # Each Vulkan op takes about a minute emulated; the other ops run in the x86-64 suite.
 echo "test_arm64: CPU fast kernels against the reference" >&2
 run "$b/tests/kestrel_backend_ops" --gtest_filter='*CpuFast*:*Named*' --gtest_brief=1
-echo "test_arm64: the NEON narrow products against a double-precision reference" >&2
-run "$b/tests/kestrel_tests" --gtest_filter='Neon/NarrowGemm.*:Im2row.*' --gtest_brief=1
+echo "test_arm64: the NEON narrow products and the SDOT quantized products against their references" >&2
+run "$b/tests/kestrel_tests" --gtest_brief=1 \
+  --gtest_filter='Neon/NarrowGemm.*:Im2row.*:CpuIsa/AtEachLevel.QuantizedMatMuls*:CpuIsa/AtEachLevel.NarrowProducts*'
 for op in Conv MatMul Softmax LayerNormalization; do
   echo "test_arm64: Vulkan $op cases" >&2
   KESTREL_OPS_FILTER=$op run "$b/tests/kestrel_backend_ops" --gtest_filter='*VulkanFp32MatchesCpu' --gtest_brief=1

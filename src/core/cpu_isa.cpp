@@ -1,5 +1,10 @@
 #include "core/cpu_isa.h"
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 #if KESTREL_X86
 #include <cpuid.h>
 #endif
@@ -42,6 +47,15 @@ bool cpu_avx512_vnni() {
 #endif
   }();
   return vnni && cpu_isa() >= CpuIsa::Avx512;
+}
+
+bool cpu_arm_dotprod() {
+#if defined(__aarch64__) && defined(__linux__)
+  static const bool dotprod = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return dotprod;
+#else
+  return false;
+#endif
 }
 
 void cap_cpu_isa(CpuIsa c) { cap.store(c, std::memory_order_relaxed); }

@@ -35,6 +35,10 @@ void cap_cpu_isa(CpuIsa cap);
 // use: false below Avx512, whatever the CPU has.
 bool cpu_avx512_vnni();
 
+// arm64's 8-bit dot product (SDOT: ARMv8.2's dotprod, as the kernel's
+// hardware capabilities report it); false on other CPUs.
+bool cpu_arm_dotprod();
+
 // "baseline", "avx2", "avx512".
 const char* cpu_isa_name(CpuIsa isa);
 

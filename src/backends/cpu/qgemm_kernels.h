@@ -2,7 +2,8 @@
 // matmul_integer_to_float.cpp, through qgemm_product.h) with its epilogue:
 // the zero-point terms added, then each sum written as int32, requantized to
 // 8 bits as ops::requantize does, or scaled to float. On AVX-512 VNNI
-// (qgemm_kernels_avx512.cpp) and on AVX2 (qgemm_kernels_avx2.cpp), each
+// (qgemm_kernels_avx512.cpp), on AVX2 (qgemm_kernels_avx2.cpp) and on arm64's
+// dot product (qgemm_kernels_neon.cpp), each
 // compiled for its level and called only where the CPU reports it
 // (core/cpu_isa.h); like qconv_kernels_avx512.cpp the files use nothing
 // from a header but intrinsics.
@@ -53,5 +54,12 @@ namespace qgemm_avx2 {
 void qgemm_u8s8(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K4, const int16_t* A16, int64_t lda,
                 const int8_t* P, const QGemmEpilogue& e);
 }  // namespace qgemm_avx2
+
+namespace qgemm_neon {  // arm64 with the 8-bit dot product (cpu_arm_dotprod()) only
+// The same product with SDOT, which multiplies signed bytes: A's bytes are
+// taken as U - 128, so e.col_add must carry 128 * sum_k w'[k, n] more.
+void qgemm_u8s8(int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t K4, const uint8_t* A, int64_t lda,
+                const int8_t* P, const QGemmEpilogue& e);
+}  // namespace qgemm_neon
 
 }  // namespace kestrel::backends::cpu

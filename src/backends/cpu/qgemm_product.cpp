@@ -34,7 +34,7 @@ void panels_of(const KernelContext& ctx, const QGemmProblem& q, Panels& p) {
 
 }  // namespace
 
-bool qgemm_available() { return KESTREL_X86 && cpu_isa() >= CpuIsa::Avx2; }
+bool qgemm_available() { return KESTREL_X86 ? cpu_isa() >= CpuIsa::Avx2 : cpu_arm_dotprod(); }
 
 bool read_zero_points(const Tensor* az, DType a_type, const Tensor* bz, DType b_type, QGemmProblem& q) {
   if ((az && (az->numel() != 1 || az->dtype() != a_type)) ||
@@ -90,6 +90,10 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
       row_sums[size_t(m)] = s;
     });
   }
+#if !KESTREL_X86  // SDOT takes A as U - 128 (qgemm_kernels.h): 128 * sum w' back, modulo 2^32
+  for (int64_t n = 0; n < q.N; ++n)
+    col_add[size_t(n)] = int32_t(uint32_t(col_add[size_t(n)]) + 128u * uint32_t(p.col_sums[n]));
+#endif
   e.col_add = col_add.data();
   e.row_scale = row_term ? row_scale.data() : nullptr;
   e.row_sums = row_term ? row_sums.data() : nullptr;
@@ -97,7 +101,7 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
   // On AVX2 the product takes A widened to int16 (qgemm_kernels.h).
   const bool vnni = cpu_avx512_vnni();
   std::vector<int16_t> widened;
-  if (!vnni) {
+  if (KESTREL_X86 && !vnni) {
     widened.resize(size_t(q.rows * lda));
     parallel_for(ctx, q.rows, 64, [&](int64_t m) {
       for (int64_t k = 0; k < lda; ++k) widened[size_t(m * lda + k)] = int16_t(U[m * lda + k]);
@@ -110,17 +114,19 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
   const int64_t col_tasks = (q.N + kCols - 1) / kCols, row_blocks = (q.rows + kRows - 1) / kRows;
   const int64_t splits = std::clamp<int64_t>((4 * ctx.threads() + col_tasks - 1) / col_tasks, 1, row_blocks);
   const int64_t rows_per = (row_blocks + splits - 1) / splits * kRows;
-#if KESTREL_X86  // (qgemm_available() is false elsewhere)
   parallel_for(ctx, col_tasks * splits, 1, [&](int64_t t) {
     const int64_t n0 = (t % col_tasks) * kCols, m0 = (t / col_tasks) * rows_per;
     const int64_t m1 = std::min(q.rows, m0 + rows_per), n1 = std::min(q.N, n0 + kCols);
     if (m0 >= m1) return;
+#if KESTREL_X86
     if (vnni)
       qgemm_avx512::qgemm_u8s8(m0, m1, n0, n1, K4, U, lda, p.panels, e);
     else
       qgemm_avx2::qgemm_u8s8(m0, m1, n0, n1, K4, widened.data(), lda, p.panels, e);
-  });
+#elif defined(__aarch64__)  // (qgemm_available(): the CPU has the dot product)
+    qgemm_neon::qgemm_u8s8(m0, m1, n0, n1, K4, U, lda, p.panels, e);
 #endif
+  });
 }
 
 }  // namespace kestrel::backends::cpu
