@@ -219,7 +219,8 @@ class CpuSteps final : public fam::StepRunner {
 
 // softmax(scale q k^T [+ relative-position bias]) v per (sequence, head),
 // over the keys each query may see: scores are computed for keys before
-// the sequence's last unmasked one only (right padding costs nothing).
+// the sequence's last unmasked one only (right padding costs nothing), and
+// in a padding-free run for its live queries only.
 void CpuSteps::attention(const Step& st) {
   const auto a = shape_.attention(s_, st.window);
   const int64_t T = a.tokens, heads = s_.heads, hd = s_.head_dim, d = shape_.channels;
@@ -237,16 +238,19 @@ void CpuSteps::attention(const Step& st) {
     static thread_local std::vector<float> scores, bias;
     static thread_local std::vector<char> empty;
     const int64_t b = task / heads, h = task % heads, n = masked ? key_end_[size_t(b)] : T, ld = std::max<int64_t>(n, 1);
+    // A padding-free run reads the live queries' rows only (right padding:
+    // the first n); the others are left as they are.
+    const int64_t queries = masked && s_.padding_free ? n : T;
     const float *q = Q + b * T * d + h * hd, *k = K + b * T * d + h * hd, *v = V + b * T * d + h * hd;
     float* o = O + b * T * d + h * hd;
-    scores.assign(size_t(T * ld), 0.f);
-    empty.assign(size_t(T), 0);
-    if (n > 0) ops::sgemm(ctx_, false, true, T, n, hd, st.scale, q, d, k, d, 0.f, scores.data(), ld);
+    scores.assign(size_t(queries * ld), 0.f);
+    empty.assign(size_t(queries), 0);
+    if (n > 0) ops::sgemm(ctx_, false, true, queries, n, hd, st.scale, q, d, k, d, 0.f, scores.data(), ld);
     auto visible = [&](int64_t i, int64_t j) {
       if (masked && mask_[size_t(b * T + j)] == 0.f) return false;
       return st.sliding < 0 || std::abs(i - j) <= st.sliding;
     };
-    for (int64_t i = 0; i < T; ++i) {
+    for (int64_t i = 0; i < queries; ++i) {
       float* row = scores.data() + i * ld;
       if (rel_h) {  // bias[(r, c), (kr, kc)] = q . rel_h[r - kr + rows - 1] + q . rel_w[c - kc + cols - 1]
         bias.resize(size_t(g.rows + g.cols));
@@ -275,11 +279,11 @@ void CpuSteps::attention(const Step& st) {
       for (int64_t j = 0; j < n; ++j) row[j] = visible(i, j) ? row[j] * inv : 0.f;
     }
     if (n > 0) {
-      ops::sgemm(ctx_, false, false, T, hd, n, 1.f, scores.data(), ld, v, d, 0.f, o, d);
+      ops::sgemm(ctx_, false, false, queries, hd, n, 1.f, scores.data(), ld, v, d, 0.f, o, d);
     } else {
-      for (int64_t i = 0; i < T; ++i) std::fill(o + i * d, o + i * d + hd, 0.f);
+      for (int64_t i = 0; i < queries; ++i) std::fill(o + i * d, o + i * d + hd, 0.f);
     }
-    for (int64_t i = 0; i < T; ++i) {
+    for (int64_t i = 0; i < queries; ++i) {
       if (!empty[size_t(i)]) continue;
       float* oi = o + i * d;
       std::fill(oi, oi + hd, 0.f);
