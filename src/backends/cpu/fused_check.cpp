@@ -17,15 +17,18 @@ namespace {
 // cannot read as right padding leaves them as they are).
 void zero_padded_tokens(ops::KernelContext& ctx, std::vector<Tensor>& outs) {
   if (ctx.node.attr_i("padding_free", 0) == 0 || !ctx.has_input(families::RopeSpec::kMaskInput)) return;
+  const Shape& x = ctx.input(0).shape();  // [batch, tokens, width], as every output
+  if (x.size() != 3) return;
+  const int64_t batch = x[0], tokens = x[1];
   std::vector<int64_t> lengths;
+  try {
+    lengths = families::right_padded_lengths(ctx.node, ctx.input(families::RopeSpec::kMaskInput), batch, tokens);
+  } catch (const Error&) {
+    return;
+  }
   for (Tensor& y : outs) {
-    if (y.rank() != 3 || y.dtype() != DType::Float32) continue;
-    const int64_t batch = y.dim(0), tokens = y.dim(1), width = y.dim(2);
-    try {
-      lengths = families::right_padded_lengths(ctx.node, ctx.input(families::RopeSpec::kMaskInput), batch, tokens);
-    } catch (const Error&) {
-      return;
-    }
+    if (y.rank() != 3 || y.dtype() != DType::Float32 || y.dim(0) != batch || y.dim(1) != tokens) continue;
+    const int64_t width = y.dim(2);
     Tensor z = y.clone();
     float* p = z.data<float>();
     for (int64_t b = 0; b < batch; ++b)

@@ -78,8 +78,10 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
     const int32_t cb = c - q.b_zero[q.b_zero.size() == 1 ? 0 : size_t(n)];
     row_scale[size_t(n)] = cb;
     row_term = row_term || cb != 0;
-    // -za' (sum w' + K cb), exact modulo 2^32
-    col_add[size_t(n)] = int32_t(0u - uint32_t(za) * (uint32_t(p.col_sums[n]) + uint32_t(q.K) * uint32_t(cb)));
+    // -za' (sum w' + K cb), exact modulo 2^32; SDOT (arm64) takes A as U -
+    // 128 (qgemm_kernels.h), so there 128 sum w' joins
+    const uint32_t sdot = KESTREL_X86 ? 0u : 128u * uint32_t(p.col_sums[n]);
+    col_add[size_t(n)] = int32_t(sdot - uint32_t(za) * (uint32_t(p.col_sums[n]) + uint32_t(q.K) * uint32_t(cb)));
   }
   std::vector<int32_t> row_sums;
   if (row_term) {
@@ -90,10 +92,6 @@ void run_qgemm(KernelContext& ctx, const QGemmProblem& q, QGemmEpilogue e) {
       row_sums[size_t(m)] = s;
     });
   }
-#if !KESTREL_X86  // SDOT takes A as U - 128 (qgemm_kernels.h): 128 * sum w' back, modulo 2^32
-  for (int64_t n = 0; n < q.N; ++n)
-    col_add[size_t(n)] = int32_t(uint32_t(col_add[size_t(n)]) + 128u * uint32_t(p.col_sums[n]));
-#endif
   e.col_add = col_add.data();
   e.row_scale = row_term ? row_scale.data() : nullptr;
   e.row_sums = row_term ? row_sums.data() : nullptr;

@@ -86,11 +86,17 @@ class OpContext {
   // again on each replay of a kept run, before anything is submitted, so a
   // graph input checked here, unlike a host input, leaves the run
   // replayable. A value computed on the device is read back for it.
-  virtual void check_values(int i, std::function<void(const Tensor&)> check) = 0;
+  void check_values(int i, std::function<void(const Tensor&)> check) {
+    recorded_for(i, [check = std::move(check)](const Tensor& t) {
+      check(t);
+      return std::vector<int64_t>{};  // (what is recorded does not depend on the values)
+    });
+  }
   // Device input i's values shape what this node records (a padding-free
   // encoder's live tokens): returns `key` of them now (key throws an Error
-  // naming what is wrong with them). A kept run replays only for inputs of
-  // the same key; others are recorded again.
+  // naming what is wrong with them; it runs again, as check_values' checks
+  // do, on each replay). A kept run replays only for inputs of the same key;
+  // others are recorded again.
   virtual std::vector<int64_t> recorded_for(int i, std::function<std::vector<int64_t>(const Tensor&)> key) = 0;
   // Allocates output i (float dtypes take the run's storage precision).
   virtual GpuTensor& output(int i, DType dtype, Shape shape) = 0;

@@ -212,18 +212,6 @@ class VkOpContext : public OpContext {
     if (!t.defined()) fail("host input ", i, " has no value");
     return t;
   }
-  void check_values(int i, std::function<void(const Tensor&)> check) override {
-    if (!has_input(i)) fail("required input ", i, " is missing");
-    const int v = node.inputs[size_t(i)];
-    st_.to_host({v});  // a graph input is there already
-    check(st_.host[size_t(v)]);
-    const int index = st_.c.input_index(v);
-    if (st_.capture && index >= 0)
-      st_.capture->replay.checks.push_back({size_t(index), [check = std::move(check)](const Tensor& t) {
-                                              check(t);
-                                              return true;
-                                            }});
-  }
   std::vector<int64_t> recorded_for(int i, std::function<std::vector<int64_t>(const Tensor&)> key) override {
     if (!has_input(i)) fail("required input ", i, " is missing");
     const int v = node.inputs[size_t(i)];

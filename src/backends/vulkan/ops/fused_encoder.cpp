@@ -259,6 +259,11 @@ class VulkanSteps final : public fam::StepRunner {
     }
     return stream_half_;
   }
+  // Rows of whole 16-byte words, both bindings aligned to them: a row moves a
+  // word at a time (window.comp, rows_by_map.comp).
+  static bool sixteen_byte_rows(const GpuTensor& x, const GpuTensor& y, size_t row_bytes) {
+    return row_bytes % 16 == 0 && x.range(false).offset % 16 == 0 && y.range(false).offset % 16 == 0;
+  }
   // Whether b holds float32 values, the node input included.
   bool input_float32(Buffer b) const {
     return b == Buffer::Input ? ctx_.half() && !ctx_.input(0).half : float32(b);
@@ -277,7 +282,7 @@ class VulkanSteps final : public fam::StepRunner {
     }
     const size_t row_bytes = size_t(shape_.channels) * (x4 ? 4 : 2);
     if (row_bytes % 4) ctx_.unsupported("rows of ", shape_.channels, " float16 values are not whole 32-bit words");
-    const bool wide = row_bytes % 16 == 0 && x.range(false).offset % 16 == 0 && y.range(false).offset % 16 == 0;
+    const bool wide = sixteen_byte_rows(x, y, row_bytes);
     const int64_t units = int64_t(row_bytes / (wide ? 16 : 4));
     RowsPush p{0, 0, uint32_t(units)};
     if (rows > 0)
@@ -291,10 +296,8 @@ class VulkanSteps final : public fam::StepRunner {
     const auto a = shape_.attention(s_, st.window);
     const fam::WindowGrid& g = a.grid;
     const GpuTensor &x = buf(st.in), &y = buf(st.out);
-    // Whole 16-byte words per row, both bindings aligned to them: moved a word at a time.
     const size_t row_bytes = size_t(shape_.channels) * value_bytes(st.in);
-    const bool words = value_bytes(st.in) == value_bytes(st.out) && row_bytes % 16 == 0 &&
-                       x.range(false).offset % 16 == 0 && y.range(false).offset % 16 == 0;
+    const bool words = value_bytes(st.in) == value_bytes(st.out) && sixteen_byte_rows(x, y, row_bytes);
     const int64_t units = words ? int64_t(row_bytes / 16) : shape_.channels;
     WindowPush p{0, 0, uint32_t(shape_.height), uint32_t(shape_.width), uint32_t(units), uint32_t(g.rows),
                  uint32_t(g.cols), uint32_t(g.per_row), uint32_t(g.per_col)};
