@@ -11,12 +11,14 @@ bool runs_on_vulkan(const Config& c) {
 }
 
 families::ClaimReport prepare_graph(ir::Graph& g, const Config& c) {
-  // Only a graph with quantizers asks which backend runs it: the question
-  // may start a Vulkan instance, which the rest need not pay for.
+  // A QDQ graph's quantized products become integer ones on every backend
+  // (the Vulkan backend has each op the fusions write: QLinearConv with its
+  // activation, QLinearMatMul, MatMulIntegerToFloat, DynamicQuantizeMatMul,
+  // QdqAdd).
   bool quantized = false;
   for (const ir::Node& n : g.nodes)
     quantized |= (n.op_type == "DequantizeLinear" || n.op_type == "DynamicQuantizeLinear") && n.domain.empty();
-  passes::run_default_passes(g, {.integer_qdq = quantized && !runs_on_vulkan(c)});
+  passes::run_default_passes(g, {.integer_qdq = quantized});
   return families::claim_families(g, c.claims);
 }
 

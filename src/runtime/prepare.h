@@ -12,7 +12,7 @@ namespace kestrel::runtime {
 // passes shape the graph for it.
 bool runs_on_vulkan(const Config& c);
 
-// Rewrites g in place for the backend runs_on_vulkan(c) names; returns the
+// Rewrites g in place (the same rewrites for either backend); returns the
 // encoders claimed and those left alone.
 families::ClaimReport prepare_graph(ir::Graph& g, const Config& c);
 

@@ -93,15 +93,16 @@ def test_a_quantized_projection_whose_scale_is_also_read_elsewhere_keeps_its_for
 
 @pytest.mark.parametrize("weight_type,per_channel", [(QuantType.QInt8, True), (QuantType.QUInt8, False)])
 def test_dynamically_quantized_projections_run_on_the_gpu_in_vulkan_sessions(tmp_path, weight_type, per_channel):
-    """A Vulkan session keeps quantize_dynamic's unfused form (the fusion is the CPU backend's) and runs all of it on
-    the device: DynamicQuantizeLinear, MatMulInteger's exact int32 sums (shaders/gemm_integer.comp), the Cast and
-    the scales' Muls, each a correctly rounded float32 operation as on the CPU. So the outputs are ONNX Runtime's
-    unfused ones bit for bit. Rows past the 64-row tile, a batch of 2."""
+    """A Vulkan session fuses quantize_dynamic's projections as the CPU backend and ONNX Runtime do (one
+    DynamicQuantizeMatMul each) and runs them on the device: DynamicQuantizeLinear's passes, the exact int32 sums
+    (shaders/gemm_integer.comp) and their scaling in ONNX Runtime's order (shaders/dequantize_product.comp), each a
+    correctly rounded float32 operation as on the CPU. So the outputs are ONNX Runtime's bit for bit. Rows past
+    the 64-row tile, a batch of 2."""
     fp, q = tmp_path / "fp.onnx", tmp_path / "q.onnx"
     x = float_model(fp, rows=(2, 70))
     quantize_dynamic(str(fp), str(q), weight_type=weight_type, per_channel=per_channel)
     assert_every_node_on_the_gpu(q, x, tmp_path)
     ours = np.asarray(kestrel.InferenceSession(str(q), providers=["VulkanExecutionProvider"]).run(None, {"x": x})[0])
-    unfused = ort_run(q, x, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    assert ours.shape == unfused.shape and ours.dtype == unfused.dtype
-    assert np.array_equal(ours, unfused), np.abs(ours - unfused).max()
+    ref = ort_run(q, x, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    assert ours.shape == ref.shape and ours.dtype == ref.dtype
+    assert np.array_equal(ours, ref), np.abs(ours - ref).max()

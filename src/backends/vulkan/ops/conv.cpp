@@ -118,14 +118,15 @@ void record_qlinear_conv(OpContext& ctx) {
   const GpuTensor& X = ctx.input(0);
   const GpuTensor& Wt = ctx.input(3);
   require_bytes(ctx, X, Wt);
-  // A fused activation (the CPU backend's QDQ fusion) is not taken here.
-  if (fused_activation(ctx.node).act != UnaryFn::None)
-    ctx.unsupported("QLinearConv with a fused activation");
+  // An activation the QDQ fusion folded in (passes/fuse_qdq_conv.cpp):
+  // requantized through it, the multipliers the sums' real scales.
+  const ActParams act = fused_activation(ctx.node);
   const ConvSetup s = conv_setup(ctx, X.shape, Wt.shape);
   require_int32_sizes(ctx, {X.numel(), Wt.numel(), shape_numel(s.out)});
-  ops::RequantMultipliers mult = ops::requant_multipliers(
-      host_scales(ctx, 1, 1, "x_scale"), host_scales(ctx, 4, s.M, "w_scale"), host_scales(ctx, 6, 1, "y_scale")[0], 1,
-      s.M);
+  const float y_scale = host_scales(ctx, 6, 1, "y_scale")[0];
+  ops::RequantMultipliers mult = ops::requant_multipliers(host_scales(ctx, 1, 1, "x_scale"),
+                                                          host_scales(ctx, 4, s.M, "w_scale"),
+                                                          act.act == UnaryFn::None ? y_scale : 1.0f, 1, s.M);
   const int64_t OS = s.g.out_size();
   if (mult.dim) mult.inner = OS;  // one multiplier per output channel: element i's is (i / OS) % M
   const GpuTensor* bias = ctx.has_input(8) ? &ctx.input(8) : nullptr;
@@ -138,7 +139,7 @@ void record_qlinear_conv(OpContext& ctx) {
   if (Y.numel() == 0) return;
   const GpuTensor acc = ctx.temp_words(size_t(Y.numel()));
   record_conv_sums(ctx, s, X, Wt, 2, 5, acc);
-  record_requantize(ctx, acc, mult, bias, OS, s.M, y_zero, Y);
+  record_requantize(ctx, acc, mult, bias, OS, s.M, y_zero, Y, act, y_scale);
 }
 
 }  // namespace

@@ -10,26 +10,21 @@
 // a QDQ graph in a Vulkan session (which keeps its float form: the integer
 // fusions are the CPU's) runs on the GPU instead of crossing to the CPU at
 // every quantizer.
+#include "backends/vulkan/ops/dynamic_quantize.h"
 #include "backends/vulkan/ops/util.h"
 #include "backends/vulkan/ops/window.h"
 #include "ops/quantize_linear.h"
 
 namespace kestrel::vulkan {
-namespace {
 
-void dynamic_quantize(OpContext& ctx) {
-  const GpuTensor& x = ctx.input(0);
-  if (x.dtype != DType::Float32) ctx.unsupported("x is ", dtype_name(x.dtype), " (float32 only)");
+void record_dynamic_quantize(OpContext& ctx, const GpuTensor& x, const GpuTensor& y, const GpuTensor& scale,
+                             const GpuTensor& zp) {
   const uint64_t n = uint64_t(x.numel());
-  if (n >= (uint64_t(1) << 32)) ctx.unsupported("more than 2^32 elements");
   // Enough workgroups to fill a GPU, each with a slice of at least 4096 elements.
   const uint32_t groups = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(1024, (n + 4095) / 4096)));
   const uint32_t per_group = uint32_t((n + groups - 1) / groups);
   GpuTensor partial = ctx.temp_words(2 * groups);
   GpuTensor params = ctx.temp_words(2);
-  GpuTensor& y = ctx.output(0, DType::UInt8, x.shape);
-  GpuTensor& scale = ctx.output(1, DType::Float32, {});
-  GpuTensor& zp = ctx.output(2, DType::UInt8, {});
   struct {
     uint32_t n, per_group;
   } p1{uint32_t(n), per_group};
@@ -40,6 +35,18 @@ void dynamic_quantize(OpContext& ctx) {
     uint32_t base, n, count;
   } p3{0, 0, uint32_t(n)};
   ctx.dispatch_elements("dql_quantize", {}, {In(x), In(params), Out(y)}, &p3, sizeof p3, (n + 3) / 4);
+}
+
+namespace {
+
+void dynamic_quantize(OpContext& ctx) {
+  const GpuTensor& x = ctx.input(0);
+  if (x.dtype != DType::Float32) ctx.unsupported("x is ", dtype_name(x.dtype), " (float32 only)");
+  if (uint64_t(x.numel()) >= (uint64_t(1) << 32)) ctx.unsupported("more than 2^32 elements");
+  GpuTensor& y = ctx.output(0, DType::UInt8, x.shape);
+  GpuTensor& scale = ctx.output(1, DType::Float32, {});
+  GpuTensor& zp = ctx.output(2, DType::UInt8, {});
+  record_dynamic_quantize(ctx, x, y, scale, zp);
 }
 
 struct QuantPush {

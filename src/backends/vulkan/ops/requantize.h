@@ -44,18 +44,22 @@ inline int32_t output_zero_point(OpContext& ctx, int at, DType& out_type, DType 
 // Y (8-bit, packed) from `acc` (Y.numel() int32 sums): sum i plus
 // bias[(i / b_inner) % b_dim] (b_dim 0: no bias), times mult.at(i) (over
 // the whole output: a product's batches repeat its matrices' pattern, whose
-// period inner * dim divides the matrix).
+// period inner * dim divides the matrix). With an activation `act`, mult
+// holds in_scale * w_scale (the sums' real scale) and the activated values
+// are quantized by out_scale, as ops/conv.cpp quantizes a QLinearConv
+// carrying one.
 inline void record_requantize(OpContext& ctx, const GpuTensor& acc, const ops::RequantMultipliers& mult,
                               const GpuTensor* bias, int64_t b_inner, int64_t b_dim, int32_t zero_point,
-                              const GpuTensor& Y) {
+                              const GpuTensor& Y, ActParams act = {}, float out_scale = 1) {
   const GpuTensor m = ctx.upload_f32(mult.values);  // float32: the node is a float32_node
   struct {
     uint32_t base, n, count, m_inner, m_dim, b_inner, b_dim;
     int32_t zero_point;
+    float out_scale, act_a, act_b;
   } p{0, 0, uint32_t(Y.numel()), uint32_t(mult.inner), uint32_t(mult.dim), uint32_t(std::max<int64_t>(b_inner, 1)),
-      uint32_t(bias ? b_dim : 0), zero_point};
-  ctx.dispatch_elements("requantize", {Y.dtype == DType::Int8}, {In(acc), In(m), In(bias ? *bias : acc), Out(Y)}, &p,
-                        sizeof p, (uint64_t(Y.numel()) + 3) / 4);
+      uint32_t(bias ? b_dim : 0), zero_point, out_scale, act.a, act.b};
+  ctx.dispatch_elements("requantize", {Y.dtype == DType::Int8, int32_t(act.act)},
+                        {In(acc), In(m), In(bias ? *bias : acc), Out(Y)}, &p, sizeof p, (uint64_t(Y.numel()) + 3) / 4);
 }
 
 }  // namespace kestrel::vulkan

@@ -7,12 +7,16 @@
 // even, offset by C's zero point, saturated. One output word (four values)
 // per invocation, so that each writes a whole word. (A GPU's float
 // division may round the last bit otherwise than the CPU's: one step at a
-// .5 boundary.)
+// .5 boundary.) com.kestrel QdqAdd is the addition with the activation the
+// fusion folded in (ACT, activation.glsl's number) applied to the sum before
+// the division, as ops/qdq_add.cpp applies it.
 #include "common.glsl"
+#include "activation.glsl"
 #include "packed_bytes.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int OP = 0;
 layout(constant_id = 1) const int SIGNED = 0;  // int8, else uint8
+layout(constant_id = 2) const int ACT = 0;     // 0: none
 layout(std430, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, binding = 1) readonly buffer B { uint b[]; };
 layout(std430, binding = 2) writeonly buffer C { uint c[]; };
@@ -21,6 +25,7 @@ layout(push_constant) uniform Push {
   uint count;             // output values
   float a_scale, b_scale, c_scale;
   int a_zero, b_zero, c_zero;
+  float act_a, act_b;
 } pc;
 
 
@@ -38,7 +43,7 @@ void main() {
     // CPU rounds each product: -ffp-contract=off).
     precise float va = pc.a_scale * float(packed_byte(a[ia >> 2], ia, SIGNED != 0) - pc.a_zero);
     precise float vb = pc.b_scale * float(packed_byte(b[ib >> 2], ib, SIGNED != 0) - pc.b_zero);
-    precise float r = (OP == 0 ? va + vb : va * vb) / pc.c_scale;
+    precise float r = activate(ACT, OP == 0 ? va + vb : va * vb, pc.act_a, pc.act_b) / pc.c_scale;
     float v = clamp(roundEven(r) + float(pc.c_zero), lo, hi);
     packed |= (uint(int(v)) & 0xffu) << (8 * k);
   }

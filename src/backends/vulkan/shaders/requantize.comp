@@ -8,9 +8,17 @@
 // that each writes a whole word. Element i takes multiplier
 // mult[(i / m_inner) % m_dim] (m_dim 0: mult[0]) and bias[(i / b_inner) %
 // b_dim] (b_dim 0: none). Integers and float32 in both storage variants.
+//
+// With an activation (ACT, a QLinearConv carrying the one the QDQ fusion
+// folded into it, ops/conv.cpp): mult holds in_scale * w_scale, each sum
+// goes back to its real value, through the activation, then QuantizeLinear's
+// arithmetic by out_scale. A GPU's exp and division may round the last bit
+// otherwise than the CPU's: one step apart at a .5 boundary.
 #include "common.glsl"
+#include "activation.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int SIGNED = 0;  // int8 output, else uint8
+layout(constant_id = 1) const int ACT = 0;     // activation.glsl's number; 0: none
 layout(std430, binding = 0) readonly buffer Acc { int acc[]; };
 layout(std430, binding = 1) readonly buffer Mult { float mult[]; };
 layout(std430, binding = 2) readonly buffer Bias { int bias[]; };
@@ -20,6 +28,7 @@ layout(push_constant) uniform Push {
   uint count;               // values
   uint m_inner, m_dim, b_inner, b_dim;
   int zero_point;
+  float out_scale, act_a, act_b;  // with ACT only
 } pc;
 
 void main() {
@@ -34,7 +43,13 @@ void main() {
     if (pc.b_dim != 0) a += bias[(i / pc.b_inner) % pc.b_dim];
     float m = mult[pc.m_dim == 0 ? 0 : (i / pc.m_inner) % pc.m_dim];
     // An integer-valued float: past 2^24 it saturates whatever zp adds.
-    float v = clamp(roundEven(float(a) * m) + float(pc.zero_point), lo, hi);
+    float v;
+    if (ACT == 0) {
+      v = clamp(roundEven(float(a) * m) + float(pc.zero_point), lo, hi);
+    } else {
+      precise float real = activate(ACT, float(a) * m, pc.act_a, pc.act_b) / pc.out_scale;
+      v = clamp(roundEven(real) + float(pc.zero_point), lo, hi);
+    }
     packed |= (uint(int(v)) & 0xffu) << (8 * k);
   }
   y[e] = packed;
