@@ -31,6 +31,7 @@ Json to_json(const vulkan::DeviceInfo& d) {
           {"cooperative_matrix_nv", d.cooperative_matrix_nv},
           {"coop_matrix_shapes", d.coop_matrix_shapes},
           {"coop_matrix_fp16_16x16x16", d.coop_matrix_fp16},
+          {"coop_matrix_int8_16x16x32", d.coop_matrix_int8},
           {"compute_only_queue", d.has_compute_only_queue},
           {"limits",
            {{"max_workgroup_count", d.max_workgroup_count},

@@ -435,6 +435,17 @@ TEST(BackendOps, VulkanFp16TinyGemmTilesMatchCpu) { run_precision("fp16", vulkan
 TEST(BackendOps, VulkanFp16SmallGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Small, kGemmOps); }
 TEST(BackendOps, VulkanFp16WideGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Wide, kGemmOps); }
 TEST(BackendOps, VulkanFp16LargeGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Large, kGemmOps); }
+// The int8 tensor-core product (gemm_integer_coop.comp) comes in two tiles,
+// 64x64 and 128x128; the integer products run again on each where the
+// device has them (elsewhere gemm_integer.comp runs both times).
+const std::vector<std::string> kIntegerProductOps = {"MatMulInteger", "QLinearMatMul", "MatMulIntegerToFloat",
+                                                     "DynamicQuantizeMatMul"};
+TEST(BackendOps, VulkanSmallInt8TilesMatchCpu) {
+  run_precision("fp32", vulkan::GemmTiles::Small, kIntegerProductOps);
+}
+TEST(BackendOps, VulkanLargeInt8TilesMatchCpu) {
+  run_precision("fp32", vulkan::GemmTiles::Large, kIntegerProductOps);
+}
 TEST(BackendOps, EveryCaseHasALabel) {
   ASSERT_GT(all_cases().size(), 0u);
   for (const OpCase& c : all_cases()) EXPECT_FALSE(c.label.empty()) << c.op;

@@ -217,6 +217,26 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "MatMulInteger 1-D A, uint8 x uint8", .op = "MatMulInteger", .opset = 10,
                .inputs = {u8(rnd("a", {37}, 0, 256)), u8(weight("b", {37, 21}, 0, 256)), u8(weight("az", {}, 0, 256)),
                           u8(weight("bz", {}, 0, 256))}});
+  // Products past the int8 tensor cores' tiles (gemm_integer_coop.comp, where
+  // the device has them; elsewhere gemm_integer.comp): rows, K and columns
+  // multiples of 16 (16-byte loads) past two 128x128 tiles, then none of
+  // them (byte by byte), uint8 x uint8 with zero points (both sums'
+  // corrections), int8 x int8 without (none), and a ViT-sized projection.
+  v.push_back({.label = "MatMulInteger uint8 x int8 [2,150,256] x [256,272], zero points per column",
+               .op = "MatMulInteger", .opset = 10,
+               .inputs = {u8(rnd("a", {2, 150, 256}, 0, 256)), i8(weight("b", {256, 272}, -128, 128)),
+                          u8(rnd("az", {}, 0, 256)), i8(weight("bz", {272}, -3, 3))}});
+  v.push_back({.label = "MatMulInteger uint8 x uint8 [131,100] x [100,139], zero points", .op = "MatMulInteger",
+               .opset = 10,
+               .inputs = {u8(rnd("a", {131, 100}, 0, 256)), u8(weight("b", {100, 139}, 0, 256)),
+                          u8(weight("az", {}, 0, 256)), u8(weight("bz", {}, 0, 256))}});
+  v.push_back({.label = "MatMulInteger int8 x int8 [300,64] x [64,160], no zero points", .op = "MatMulInteger",
+               .opset = 10, .inputs = {i8(rnd("a", {300, 64}, -128, 128)), i8(weight("b", {64, 160}, -128, 128))}});
+  v.push_back({.label = "QLinearMatMul uint8 x int8 [2,197,768] x [768,512] per column (a ViT projection)",
+               .op = "QLinearMatMul", .opset = 10,
+               .inputs = {u8(rnd("a", {2, 197, 768}, 0, 256)), floats("as", {0.02f}), u8(weight("az", {}, 100, 156)),
+                          i8(weight("b", {768, 512}, -128, 128)), weight("bs", {512}, 0.0005f, 0.002f),
+                          i8(weight("bz", {512}, 0, 1)), floats("ys", {0.9f}), u8(weight("yz", {}, 100, 140))}});
   // ONNX Runtime's contrib ops (com.microsoft): the CPU's fast products and
   // Vulkan's (gemm_integer.comp, then dequantize_product.comp) against the
   // reference's loops; integer sums exact on both sides, so the float

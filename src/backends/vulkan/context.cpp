@@ -80,7 +80,11 @@ std::shared_ptr<Context> Context::open(const DeviceOptions& opts) {
   VkPhysicalDeviceVulkanMemoryModelFeatures memory_model{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   std::vector<const char*> extensions;
   c->info_.coop_matrix_fp16 = c->info_.coop_matrix_fp16 && c->fp16_enabled_ && opts.coop_matrix;
-  if (c->info_.coop_matrix_fp16) {
+  // int8 tensor cores (gemm_integer_coop.comp) with the int8 arithmetic type;
+  // the feature structs chain through the float16 ones.
+  c->info_.coop_matrix_int8 = c->info_.coop_matrix_int8 && c->fp16_enabled_ && opts.coop_matrix;
+  f16.shaderInt8 = c->info_.coop_matrix_int8;
+  if (c->info_.coop_matrix_fp16 || c->info_.coop_matrix_int8) {
     coop.cooperativeMatrix = VK_TRUE;
     memory_model.vulkanMemoryModel = VK_TRUE;
     coop.pNext = &memory_model;

@@ -91,7 +91,8 @@ const char* component_name(VkComponentTypeKHR t) {
 // The cooperative-matrix products the driver offers (the extension's entry
 // point comes through the instance: the loader need not export it); sets
 // d.coop_matrix_fp16 when a subgroup-scope 16x16x16 float16 x float16 +
-// float32 is among them.
+// float32 is among them, d.coop_matrix_int8 when a 16x16x32 int8 x int8 +
+// int32 one is.
 void describe_coop_matrices(VkPhysicalDevice pd, DeviceInfo& d) {
   auto props_of = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR>(
       vkGetInstanceProcAddr(shared_instance(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
@@ -113,6 +114,10 @@ void describe_coop_matrices(VkPhysicalDevice pd, DeviceInfo& d) {
         p.BType == VK_COMPONENT_TYPE_FLOAT16_KHR && p.CType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
         p.ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR && p.scope == VK_SCOPE_SUBGROUP_KHR)
       d.coop_matrix_fp16 = true;
+    if (p.MSize == 16 && p.NSize == 16 && p.KSize == 32 && p.AType == VK_COMPONENT_TYPE_SINT8_KHR &&
+        p.BType == VK_COMPONENT_TYPE_SINT8_KHR && p.CType == VK_COMPONENT_TYPE_SINT32_KHR &&
+        p.ResultType == VK_COMPONENT_TYPE_SINT32_KHR && p.scope == VK_SCOPE_SUBGROUP_KHR)
+      d.coop_matrix_int8 = true;
   }
 }
 
@@ -199,6 +204,8 @@ DeviceInfo describe(VkPhysicalDevice pd, uint32_t index) {
   // gemm_coop.comp: eight subgroups of 32 and 49,152 bytes of shared memory.
   d.coop_matrix_fp16 = d.coop_matrix_fp16 && d.subgroup_size == 32 && d.storage_16bit && d.shader_float16 &&
                        d.vulkan_memory_model && d.max_shared_memory >= 49152;
+  d.coop_matrix_int8 = d.coop_matrix_int8 && d.subgroup_size == 32 && d.shader_int8 && d.vulkan_memory_model &&
+                       d.max_shared_memory >= 49152;
 
   VkPhysicalDeviceMemoryProperties mem;
   vkGetPhysicalDeviceMemoryProperties(pd, &mem);

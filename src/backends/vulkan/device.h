@@ -47,6 +47,10 @@ struct DeviceInfo {
   // runs); a context keeps it set only when it enabled the extension
   // (DeviceOptions::coop_matrix).
   bool coop_matrix_fp16 = false;
+  // And 16x16x32 int8 x int8 products accumulated in int32 per subgroup of
+  // 32 (gemm_integer_coop.comp: exact integer products in every run), with
+  // the int8 arithmetic type the shader declares; kept by a context likewise.
+  bool coop_matrix_int8 = false;
   bool has_compute_only_queue = false;
   uint32_t max_workgroup_count[3] = {0, 0, 0};
   uint32_t max_workgroup_size[3] = {0, 0, 0};

@@ -4,7 +4,9 @@
 //   Y[b, m, n] = sum_k (A[b, m, k] - a_zero) (B[b, k, n] - b_zero)
 // with A and B uint8 or int8 packed four to a word, a_zero one value or one
 // per row of A, b_zero one value or one per column of B (either may be
-// absent). shaders/gemm_integer.comp computes it on every device.
+// absent). shaders/gemm_integer.comp computes it on every device;
+// shaders/gemm_integer_coop.comp on int8 tensor cores where the device has
+// them and the product is one matrix by one (its batches stacked into rows).
 #pragma once
 #include "backends/vulkan/ops/gemm_record.h"
 #include "ops/gemm_util.h"
@@ -25,6 +27,14 @@ inline int32_t zero_point_mode(OpContext& ctx, const GpuTensor* z, const GpuTens
   return z->numel() == 1 ? 1 : 2;
 }
 
+// Whether the int8 tensor cores take `plan` (gemm_integer_coop.comp).
+bool int8_coop_product(const OpContext& ctx, const GemmPlan& plan);
+// Records `plan` on them: the operands' row and column sums its zero points
+// need (integer_sums.comp), then the product into Y.
+void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
+                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp,
+                              const GpuTensor& Y);
+
 // Records the product of A and B (zero points az, bz; null: none) into the
 // int32 words make_y(output shape, M, N) gives once the operands are checked
 // (null: nothing to compute). Y is dense [batch..., M, N].
@@ -42,6 +52,7 @@ void record_integer_product(OpContext& ctx, const GpuTensor& A, const GpuTensor*
   require_int32_sizes(ctx, {A.numel(), B.numel(), shape_numel(out)});
   const GpuTensor* Y = make_y(out, M, N);
   if (!Y) return;
+  if (int8_coop_product(ctx, plan)) return record_int8_coop_product(ctx, plan, A, az, a_zp, B, bz, b_zp, *Y);
   record_gemm_tiles(ctx, "gemm_integer", {A.dtype == DType::Int8, B.dtype == DType::Int8, a_zp, b_zp},
                     {In(A), In(B), In(az ? *az : A), Out(*Y), In(bz ? *bz : B)}, plan, 64, 64);
 }
