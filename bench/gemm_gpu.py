@@ -83,14 +83,20 @@ def torch_ms(x, weights, dtype, tf32, runs):
             y = y @ w
         return y
 
+    return cuda_median_ms(chain, runs)
+
+
+def cuda_median_ms(fn, runs):
+    """Median ms of fn() on the device (CUDA events) after three untimed calls."""
+    import torch
     for _ in range(3):
-        chain()
+        fn()
     torch.cuda.synchronize()
     times = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        chain()
+        fn()
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))

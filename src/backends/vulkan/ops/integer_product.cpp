@@ -31,20 +31,29 @@ void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTen
   GpuTensor sums = ctx.temp_words(size_t(p.M) + p.N);
   // A's row sums weigh B's shifted zero point, nonzero for uint8 B or a
   // zero point given; B's column sums likewise A's.
+  // (integer_sums.comp's KPART: B's column sums in parts of 256 rows.)
+  const uint32_t parts = std::max<uint32_t>(1, (p.K + 255) / 256);
   if (!b_signed || b_zp != 0) {
     const uint32_t gx = std::min<uint32_t>(p.M, 65535), gy = (p.M + gx - 1) / gx;
-    ctx.dispatch("integer_sums", {0, a_signed}, {In(A), In(B), Out(sums)}, &p, sizeof p, gx, gy, 1);
+    ctx.dispatch("integer_sums", {0, a_signed}, {In(A), In(B), Out(sums), Out(sums)}, &p, sizeof p, gx, gy, 1);
   }
-  if (!a_signed || a_zp != 0)
-    ctx.dispatch("integer_sums", {1, b_signed}, {In(A), In(B), Out(sums)}, &p, sizeof p, (p.N + 63) / 64, 1, 1);
+  if (!a_signed || a_zp != 0) {
+    if (parts > 65535) ctx.unsupported("K = ", p.K, " is past the column sums' 65535 parts");
+    GpuTensor part = ctx.temp_words(size_t(parts) * p.N);
+    ctx.dispatch("integer_sums", {1, b_signed}, {In(A), In(B), In(sums), Out(part)}, &p, sizeof p, (p.N + 63) / 64,
+                 parts, 1);
+    ctx.dispatch("integer_sums", {2, b_signed}, {In(A), In(B), Out(sums), In(part)}, &p, sizeof p, (p.N + 63) / 64, 1,
+                 1);
+  }
   GemmTiles t = ctx.gemm_tiles();
   if (t == GemmTiles::Auto)
     t = uint64_t((p.M + 127) / 128) * ((p.N + 127) / 128) >= kLargeTilesAtLeast ? GemmTiles::Large : GemmTiles::Small;
   const bool large = t == GemmTiles::Large || t == GemmTiles::Wide;
   const bool a_vec = rows_of_16(A, plan.a_kcontig, p.sak, p.K, p.sam);
   const bool b_vec = rows_of_16(B, plan.b_ncontig, p.sbn, p.N, p.sbk);
+  const bool y_vec = p.N % 4 == 0 && Y.range(false).offset % 16 == 0;
   record_gemm_tiles(ctx, large ? "gemm_integer_coop" : "gemm_integer_coop_small",
-                    {a_signed, b_signed, a_zp, b_zp, plan.a_kcontig, plan.b_ncontig, a_vec, b_vec},
+                    {a_signed, b_signed, a_zp, b_zp, plan.a_kcontig, plan.b_ncontig, a_vec, b_vec, y_vec},
                     {In(A), In(B), In(sums), Out(Y), In(az ? *az : A), In(bz ? *bz : B)}, plan, large ? 128 : 64,
                     large ? 128 : 64);
 }

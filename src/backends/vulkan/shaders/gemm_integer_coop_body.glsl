@@ -29,12 +29,16 @@ layout(constant_id = 5) const int B_NCONTIG = 1;  // B's n index has unit stride
 // host): one 16-byte load per item, else byte by byte.
 layout(constant_id = 6) const int A_VEC = 0;
 layout(constant_id = 7) const int B_VEC = 0;
+// Y's rows hold a multiple of 4 outputs from a 16-byte aligned binding: a
+// lane's 8 outputs go out as two 16-byte words.
+layout(constant_id = 8) const int Y_VEC = 0;
 layout(std430, binding = 0) readonly buffer A_ { uint a[]; };
 layout(std430, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, binding = 1) readonly buffer B_ { uint b[]; };
 layout(std430, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
 layout(std430, binding = 2) readonly buffer S_ { int sums[]; };
 layout(std430, binding = 3) writeonly buffer Y_ { int y[]; };
+layout(std430, binding = 3) writeonly buffer Y4_ { ivec4 y4[]; };
 layout(std430, binding = 4) readonly buffer AZ_ { uint az[]; };
 layout(std430, binding = 5) readonly buffer BZ_ { uint bz[]; };
 
@@ -86,12 +90,20 @@ uvec4 coop_load_b(uint gk, uint gn) {
 
 void coop_store8(uint gm, uint gn, int acc[8]) {
   const int za = a_zero(gm), row_sum = sums[gm], K = int(pc.K);
+  int v[8];
   [[unroll]] for (uint q = 0; q < 8; ++q) {
-    uint n = gn + q;
-    if (n >= pc.N) break;
+    uint n = min(gn + q, pc.N - 1);  // past N: a value not stored
     int zb = b_zero(n);
-    y[gm * pc.N + n] = acc[q] - zb * row_sum - za * sums[pc.M + n] + K * za * zb;
+    v[q] = acc[q] - zb * row_sum - za * sums[pc.M + n] + K * za * zb;
   }
+  uint at = gm * pc.N + gn;
+  if (Y_VEC != 0) {  // N a multiple of 4 and gn of 8: gn + 3 < N whenever gn < N
+    y4[at / 4] = ivec4(v[0], v[1], v[2], v[3]);
+    if (gn + 4 < pc.N) y4[at / 4 + 1] = ivec4(v[4], v[5], v[6], v[7]);
+    return;
+  }
+  [[unroll]] for (uint q = 0; q < 8; ++q)
+    if (gn + q < pc.N) y[at + q] = v[q];
 }
 
 #include "coop_tile_body.glsl"
