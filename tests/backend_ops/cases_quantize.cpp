@@ -1,5 +1,7 @@
 // Quantization ops: DynamicQuantizeLinear's range, scale, zero point and
 // packed uint8 output (sizes that are not multiples of 4 leave a partial word).
+#include <cmath>
+
 #include "harness.h"
 #include "ops/activation.h"
 
@@ -8,32 +10,44 @@ namespace {
 
 std::vector<OpCase> cases() {
   std::vector<OpCase> v;
-  // y may differ by one step where x / scale lands within an ulp of .5: the
-  // GPU's division is not required to be correctly rounded.
+  // Exact: the GPU's division by the scale is corrected to IEEE's
+  // (shaders/div_rn.glsl), as the CPU divides.
   v.push_back({.label = "DynamicQuantizeLinear mixed signs [3,37,41]", .op = "DynamicQuantizeLinear", .opset = 11,
-               .inputs = {rnd("x", {3, 37, 41}, -2, 5)}, .outputs = 3, .fp16_abs = 1e-2, .int_tolerance = 1});
+               .inputs = {rnd("x", {3, 37, 41}, -2, 5)}, .outputs = 3, .fp16_abs = 1e-2});
   v.push_back({.label = "DynamicQuantizeLinear all positive [1,1000003]", .op = "DynamicQuantizeLinear", .opset = 11,
-               .inputs = {rnd("x", {1, 1000003}, 0.5f, 3)}, .outputs = 3, .int_tolerance = 1});
+               .inputs = {rnd("x", {1, 1000003}, 0.5f, 3)}, .outputs = 3});
   v.push_back({.label = "DynamicQuantizeLinear 5 elements", .op = "DynamicQuantizeLinear", .opset = 11,
-               .inputs = {rnd("x", {5}, -1, 0)}, .outputs = 3, .int_tolerance = 1});
+               .inputs = {rnd("x", {5}, -1, 0)}, .outputs = 3});
   // QuantizeLinear and DequantizeLinear, per tensor and per axis, uint8 and
   // int8, with and without a zero point, saturating at both ends, sizes that
-  // end inside a packed word. Quantized values may differ by one step for
-  // the same reason as above; dequantized ones are exact (an integer times
-  // the scale, rounded once on both sides).
+  // end inside a packed word. Exact both ways: quantized values for the
+  // reason above, dequantized ones an integer times the scale, rounded once
+  // on both sides.
   auto as = [](DType t, InputSpec s) { s.dtype = t; return s; };
   v.push_back({.label = "QuantizeLinear uint8 per tensor, saturating [2,3,7,5]", .op = "QuantizeLinear", .opset = 13,
                .inputs = {rnd("x", {2, 3, 7, 5}, -3, 3), floats("s", {0.02f}),
-                          as(DType::UInt8, weight("z", {1}, 120, 136))},
-               .int_tolerance = 1});
+                          as(DType::UInt8, weight("z", {1}, 120, 136))}});
   v.push_back({.label = "QuantizeLinear int8 per axis 1 [2,4,5,3]", .op = "QuantizeLinear", .opset = 13,
                .inputs = {rnd("x", {2, 4, 5, 3}, -2, 2), floats("s", {0.01f, 0.02f, 0.05f, 0.004f}),
                           as(DType::Int8, weight("z", {4}, -10, 10))},
-               .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); },
-               .int_tolerance = 1});
+               .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); }});
+  // Quotients at .5 and a float either side (x = (k + 0.5) * s rounded, and
+  // its neighbours), where a division a bit off moves the result a step: the
+  // GPU's quotient must be IEEE's for these to match.
+  {
+    const float s = 0.1f;
+    std::vector<float> xs;
+    for (int k = -40; k < 40; ++k) {
+      const float x = (float(k) + 0.5f) * s;
+      xs.insert(xs.end(), {std::nextafter(x, -1e9f), x, std::nextafter(x, 1e9f)});
+    }
+    InputSpec x{.name = "x", .shape = {int64_t(xs.size())}};
+    x.value = Tensor::from_f32(x.shape, xs);
+    v.push_back({.label = "QuantizeLinear int8 at .5 quotients, scale 0.1", .op = "QuantizeLinear", .opset = 13,
+                 .inputs = {x, floats("s", {s}), as(DType::Int8, weight("z", {1}, -3, 3))}});
+  }
   v.push_back({.label = "QuantizeLinear no zero point, 7 elements", .op = "QuantizeLinear", .opset = 10,
-               .inputs = {rnd("x", {7}, -0.5f, 3), floats("s", {0.01f})},
-               .int_tolerance = 1});
+               .inputs = {rnd("x", {7}, -0.5f, 3), floats("s", {0.01f})}});
   v.push_back({.label = "DequantizeLinear uint8 per tensor [3,37,41]", .op = "DequantizeLinear", .opset = 13,
                .inputs = {as(DType::UInt8, rnd("q", {3, 37, 41}, 0, 256)), floats("s", {0.037f}),
                           as(DType::UInt8, weight("z", {1}, 100, 150))}});
@@ -135,9 +149,10 @@ std::vector<OpCase> cases() {
   // A QLinearConv carrying a fused activation (the QDQ fusion of Conv ->
   // SiLU or Clip -> QuantizeLinear): the sums back to real values, through
   // the activation, quantized as QuantizeLinear does; on the VNNI product
-  // and on the depthwise kernel, and on Vulkan's requantize.comp, one step
-  // apart allowed there: a GPU's exp and division by y's scale may round the
-  // last bit otherwise than the CPU's, which moves a value sitting at .5.
+  // and on the depthwise kernel, and on Vulkan's requantize.comp. One step
+  // apart allowed for the SiLU: a GPU's exp may round the last bit otherwise
+  // than the CPU's, which moves a value sitting at .5 (the division by y's
+  // scale is IEEE's there too: shaders/div_rn.glsl).
   v.push_back({.label = "QLinearConv 3x3 with a fused SiLU", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 12, 14, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           i8(weight("w", {16, 12, 3, 3}, -128, 128)), floats("ws", {0.004f}), i8(weight("wz", {}, 0, 1)),
@@ -156,8 +171,7 @@ std::vector<OpCase> cases() {
                  attr_i(n, "group", 8);
                  attr_i(n, "kestrel.activation", int64_t(ops::Activation::Clip));
                  attr_floats(n, "kestrel.activation_params", {0.f, 2.f});
-               },
-               .int_tolerance = 1});
+               }});
   v.push_back({.label = "QLinearConv uint8 w with no zero point, stride 2", .op = "QLinearConv", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 10, 10}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
                           u8(weight("w", {9, 8, 3, 3}, 0, 256)), floats("ws", {0.001f}), u8(weight("wz", {}, 0, 1)),
@@ -304,21 +318,18 @@ std::vector<OpCase> cases() {
                   },
                   .no_vulkan_kernel = ms_kernel}));
   // The operator form's element-wise QLinearAdd and QLinearMul, broadcast;
-  // Vulkan's shaders/qlinear_binary.comp. One step apart allowed: a GPU's
-  // float division by C's scale may round the last bit otherwise than the
-  // CPU's, which moves a value sitting at .5.
+  // Vulkan's shaders/qlinear_binary.comp, exact: its division by C's scale
+  // is IEEE's (shaders/div_rn.glsl), as the CPU's.
   v.push_back(ms({.label = "QLinearAdd uint8, B broadcast", .op = "QLinearAdd",
                   .inputs = {u8(rnd("a", {2, 8, 5, 7}, 0, 256)), floats("as", {0.031f}), u8(weight("az", {}, 120, 130)),
                              u8(rnd("b", {8, 1, 7}, 0, 256)), floats("bs", {0.047f}), u8(weight("bz", {}, 120, 130)),
-                             floats("cs", {0.05f}), u8(weight("cz", {}, 120, 136))},
-                  .int_tolerance = 1}));
+                             floats("cs", {0.05f}), u8(weight("cz", {}, 120, 136))}}));
   v.push_back(ms({.label = "QLinearAdd int8, A a scalar, no zero points", .op = "QLinearAdd",
                   .inputs = {i8(rnd("a", {1}, -128, 128)), floats("as", {0.02f}), absent(),
-                             i8(rnd("b", {3, 37}, -128, 128)), floats("bs", {0.03f}), absent(), floats("cs", {0.04f})},
-                  .int_tolerance = 1}));
+                             i8(rnd("b", {3, 37}, -128, 128)), floats("bs", {0.03f}), absent(), floats("cs", {0.04f})}}));
   // com.kestrel QdqAdd (the QDQ fusion's residual sum, passes/fuse_qdq_add.cpp):
-  // Vulkan's qlinear_binary.comp with the folded activation; one step apart
-  // allowed, as for QLinearAdd.
+  // Vulkan's qlinear_binary.comp with the folded activation, exact as for
+  // QLinearAdd.
   auto kestrel_op = [](OpCase c) {
     c.domain = "com.kestrel";
     c.opset = 1;
@@ -328,18 +339,15 @@ std::vector<OpCase> cases() {
                           .inputs = {u8(rnd("a", {2, 6, 9, 7}, 0, 256)), floats("as", {0.031f}), u8(weight("az", {}, 120, 130)),
                                      u8(rnd("b", {2, 6, 9, 7}, 0, 256)), floats("bs", {0.047f}), u8(weight("bz", {}, 120, 130)),
                                      floats("ys", {0.03f}), u8(weight("yz", {}, 0, 4))},
-                          .attrs = [](onnx::NodeProto& n) { attr_i(n, "kestrel.activation", int64_t(ops::Activation::Relu)); },
-                          .int_tolerance = 1}));
+                          .attrs = [](onnx::NodeProto& n) { attr_i(n, "kestrel.activation", int64_t(ops::Activation::Relu)); }}));
   v.push_back(kestrel_op({.label = "QdqAdd int8", .op = "QdqAdd",
                           .inputs = {i8(rnd("a", {5, 33}, -128, 128)), floats("as", {0.02f}), i8(weight("az", {}, -4, 4)),
                                      i8(rnd("b", {5, 33}, -128, 128)), floats("bs", {0.03f}), i8(weight("bz", {}, -4, 4)),
-                                     floats("ys", {0.05f}), i8(weight("yz", {}, -10, 10))},
-                          .int_tolerance = 1}));
+                                     floats("ys", {0.05f}), i8(weight("yz", {}, -10, 10))}}));
   v.push_back(ms({.label = "QLinearMul int8, same shapes", .op = "QLinearMul",
                   .inputs = {i8(rnd("a", {3, 41}, -128, 128)), floats("as", {0.05f}), i8(weight("az", {}, -4, 4)),
                              i8(rnd("b", {3, 41}, -128, 128)), floats("bs", {0.04f}), i8(weight("bz", {}, -4, 4)),
-                             floats("cs", {0.3f}), i8(weight("cz", {}, -10, 10))},
-                  .int_tolerance = 1}));
+                             floats("cs", {0.3f}), i8(weight("cz", {}, -10, 10))}}));
   // The table ops (Vulkan: shaders/qlinear_table.comp, the host's table):
   // exact everywhere.
   v.push_back(ms({.label = "QLinearSigmoid uint8", .op = "QLinearSigmoid",
@@ -360,7 +368,8 @@ std::vector<OpCase> cases() {
                   .attrs = [](onnx::NodeProto& n) { attr_i(n, "channels_last", 1); }}));
   // The windowed pool (Vulkan: shaders/qlinear_average_pool.comp): float
   // sums of the dequantized taps in the CPU's order, one division by the
-  // count, one by y's scale: one step apart allowed, as for QLinearAdd.
+  // count, one by y's scale: one step apart allowed (those divisions are the
+  // driver's).
   v.push_back(ms({.label = "QLinearAveragePool uint8 3x3 stride 2 pad 1", .op = "QLinearAveragePool",
                   .inputs = {u8(rnd("x", {2, 5, 11, 13}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 120, 136)),
                              floats("ys", {0.015f}), u8(weight("yz", {}, 120, 136))},

@@ -5,6 +5,7 @@
 // params[0..1] keep them in float32 for pass 3; y_scale and y_zero_point are
 // the op's outputs (y_zero_point: one uint8 in a packed word).
 #include "common.glsl"
+#include "div_rn.glsl"
 layout(local_size_x = 256) in;
 layout(std430, binding = 0) readonly buffer P { float partial[]; };
 layout(std430, binding = 1) writeonly buffer Q { float params[]; };
@@ -32,8 +33,8 @@ void main() {
     barrier();
   }
   if (t == 0) {
-    float scale = (hi[0] - lo[0]) / 255.0;
-    float zp = scale == 0.0 ? 0.0 : clamp(roundEven(0.0 - lo[0] / scale), 0.0, 255.0);
+    float scale = div_rn(hi[0] - lo[0], 255.0);
+    float zp = scale == 0.0 ? 0.0 : clamp(roundEven(0.0 - div_rn(lo[0], scale)), 0.0, 255.0);
     params[0] = scale;
     params[1] = zp;
     y_scale[0] = ST(scale);

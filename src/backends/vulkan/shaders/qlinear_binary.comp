@@ -5,12 +5,14 @@
 // qlinear_binary.cpp computes them: each value dequantized (scale * (q -
 // zero point)), added or multiplied, divided by C's scale, rounded half to
 // even, offset by C's zero point, saturated. One output word (four values)
-// per invocation, so that each writes a whole word. (A GPU's float
-// division may round the last bit otherwise than the CPU's: one step at a
-// .5 boundary.) com.kestrel QdqAdd is the addition with the activation the
-// fusion folded in (ACT, activation.glsl's number) applied to the sum before
-// the division, as ops/qdq_add.cpp applies it.
+// per invocation, so that each writes a whole word; the division rounded as
+// the CPU's (div_rn.glsl). com.kestrel QdqAdd is the addition with the
+// activation the fusion folded in (ACT, activation.glsl's number) applied to
+// the sum before the division, as ops/qdq_add.cpp applies it. (A GPU's exp
+// may round the last bit otherwise than the CPU's: with an activation
+// through exp, one step apart at a .5 boundary.)
 #include "common.glsl"
+#include "div_rn.glsl"
 #include "activation.glsl"
 #include "packed_bytes.glsl"
 layout(local_size_x = 256) in;
@@ -43,7 +45,7 @@ void main() {
     // CPU rounds each product: -ffp-contract=off).
     precise float va = pc.a_scale * float(packed_byte(a[ia >> 2], ia, SIGNED != 0) - pc.a_zero);
     precise float vb = pc.b_scale * float(packed_byte(b[ib >> 2], ib, SIGNED != 0) - pc.b_zero);
-    precise float r = activate(ACT, OP == 0 ? va + vb : va * vb, pc.act_a, pc.act_b) / pc.c_scale;
+    precise float r = div_rn(activate(ACT, OP == 0 ? va + vb : va * vb, pc.act_a, pc.act_b), pc.c_scale);
     float v = clamp(roundEven(r) + float(pc.c_zero), lo, hi);
     packed |= (uint(int(v)) & 0xffu) << (8 * k);
   }

@@ -8,6 +8,7 @@
 // (i / inner) % dim (ops/quantize_linear.h). The node runs in float32
 // (VkOpDef::float32_node), the scales as float32 whatever the session stores.
 #include "common.glsl"
+#include "div_rn.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int MODE = 0;
 layout(constant_id = 1) const int SIGNED = 0;  // int8, else uint8
@@ -35,7 +36,7 @@ void main() {
       uint i = 4 * e + k;
       if (i >= pc.count) break;
       uint p = param(i);
-      float v = roundEven(x[i] / scale[p]) + float(zero[p]);
+      float v = roundEven(div_rn(x[i], scale[p])) + float(zero[p]);
       v = isnan(v) ? 0.0 : clamp(v, lo, hi);  // NaN: 0, as the reference gives
       packed |= (uint(int(v)) & 0xffu) << (8 * k);
     }

@@ -12,9 +12,11 @@
 // With an activation (ACT, a QLinearConv carrying the one the QDQ fusion
 // folded into it, ops/conv.cpp): mult holds in_scale * w_scale, each sum
 // goes back to its real value, through the activation, then QuantizeLinear's
-// arithmetic by out_scale. A GPU's exp and division may round the last bit
-// otherwise than the CPU's: one step apart at a .5 boundary.
+// arithmetic by out_scale (divided as the CPU divides: div_rn.glsl). A GPU's
+// exp may round the last bit otherwise than the CPU's: with an activation
+// through exp, one step apart at a .5 boundary.
 #include "common.glsl"
+#include "div_rn.glsl"
 #include "activation.glsl"
 layout(local_size_x = 256) in;
 layout(constant_id = 0) const int SIGNED = 0;  // int8 output, else uint8
@@ -47,7 +49,7 @@ void main() {
     if (ACT == 0) {
       v = clamp(roundEven(float(a) * m) + float(pc.zero_point), lo, hi);
     } else {
-      precise float real = activate(ACT, float(a) * m, pc.act_a, pc.act_b) / pc.out_scale;
+      precise float real = div_rn(activate(ACT, float(a) * m, pc.act_a, pc.act_b), pc.out_scale);
       v = clamp(roundEven(real) + float(pc.zero_point), lo, hi);
     }
     packed |= (uint(int(v)) & 0xffu) << (8 * k);
