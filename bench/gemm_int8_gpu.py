@@ -83,10 +83,10 @@ def torch_int8_ms(rows, widths, runs):
     return cuda_median_ms(chain, runs)
 
 
-def product_ms(kestrel, model, flags, runs, vk, quantized):
+def product_ms(kestrel, model, flags, runs, vk, quantized, env):
     """Device ms of the chain's products, each waited for: the float chain's 2 to 8 (the first node's time holds
     the input's upload), the quantized chain's eight (its first node is the input's QuantizeLinear)."""
-    profile = kestrel_bench(kestrel, model, flags, runs, vk + ["--profile"])["profile"]
+    profile = kestrel_bench(kestrel, model, flags, runs, vk + ["--profile"], env)["profile"]
     kernels = {k: round(v["device_ms"], 3) for k, v in profile.get("kernels", {}).items()}
     if quantized:
         return sum(profile["ops"].get(op, 0.0) for op in PRODUCTS), kernels
@@ -119,23 +119,27 @@ def main():
             ref = reference(x, weights)
             flags = ["--input", f"x={os.path.join(d, '0.npy')}"]
             outs = {}
-            for label, model, vk in [("fp16 tensor cores", fmodel, ["--backend", "vulkan", "--precision", "fp16"]),
-                                     ("int8", qmodel, ["--backend", "vulkan"]),
-                                     ("int8 on the CPU", qmodel, ["--backend", "cpu"])]:
+            plain = dict(os.environ, KESTREL_COOPMAT="off")
+            for label, model, vk, env in [
+                    ("fp16 tensor cores", fmodel, ["--backend", "vulkan", "--precision", "fp16"], None),
+                    ("int8", qmodel, ["--backend", "vulkan"], None),
+                    ("int8 plain kernel", qmodel, ["--backend", "vulkan"], plain),
+                    ("int8 on the CPU", qmodel, ["--backend", "cpu"], None)]:
                 out = os.path.join(d, label.replace(" ", "_"))
-                subprocess.check_call([a.kestrel, "run", model, "--output-dir", out] + vk + flags,
+                subprocess.check_call([a.kestrel, "run", model, "--output-dir", out] + vk + flags, env=env,
                                       stdout=subprocess.DEVNULL)
                 outs[label] = np.load(os.path.join(out, "0.npy"))
                 if label == "int8 on the CPU":
                     continue
-                ms = kestrel_bench(a.kestrel, model, flags, a.runs, vk)["median_ms"]
+                ms = kestrel_bench(a.kestrel, model, flags, a.runs, vk, env)["median_ms"]
                 quantized = model == qmodel
-                gms, kernels = product_ms(a.kestrel, model, flags, a.runs, vk, quantized)
+                gms, kernels = product_ms(a.kestrel, model, flags, a.runs, vk, quantized, env)
                 cos, err = output_agreement(outs[label], ref)
                 row[label] = {"ms": ms, "tops": (f if quantized else gemm_flops) / gms / 1e9, "cos": cos, "err": err,
                               "device ms by kernel": kernels}
             row["int8 equals cpu"] = bool(np.array_equal(outs["int8"], outs["int8 on the CPU"]))
             row["int8 vs cpu"] = output_agreement(outs["int8"], outs["int8 on the CPU"])
+            row["plain kernel equals cpu"] = bool(np.array_equal(outs["int8 plain kernel"], outs["int8 on the CPU"]))
         import torch
         ms = torch_ms(x, weights, torch.float16, False, a.runs)
         row["torch fp16"] = {"ms": ms, "tops": f / ms / 1e9}
@@ -148,17 +152,19 @@ def main():
           f"{gpu.get('coop_matrix_int8_16x16x32')}); host {platform.processor() or platform.machine()}; torch "
           f"{__import__('torch').__version__}; median of {a.runs} runs; TOPS of products 2 to 8 (Kestrel, each node "
           f"waited for: float 2 to 8, int8 all eight with their requantization) and of the chain (torch)")
-    print("| chain of 8 | Kestrel int8 | Kestrel fp16 tensor cores | torch._int_mm int8 | torch.matmul fp16 | "
-          "Kestrel int8 / fp16 | Kestrel int8 / torch int8 |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| chain of 8 | Kestrel int8 | Kestrel int8, plain kernel | Kestrel fp16 tensor cores | torch._int_mm int8 | "
+          "torch.matmul fp16 | Kestrel int8 / fp16 | Kestrel int8 / torch int8 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows_out:
-        k8, k16, t8, t16 = (r[c]["tops"] for c in ("int8", "fp16 tensor cores", "torch int8", "torch fp16"))
-        print(f"| {r['shape']} ({r['gflop']:.0f} GFLOP) | {k8:.1f} | {k16:.1f} | {t8:.1f} | {t16:.1f} | "
+        k8, p8, k16, t8, t16 = (r[c]["tops"] for c in ("int8", "int8 plain kernel", "fp16 tensor cores", "torch int8",
+                                                         "torch fp16"))
+        print(f"| {r['shape']} ({r['gflop']:.0f} GFLOP) | {k8:.1f} | {p8:.1f} | {k16:.1f} | {t8:.1f} | {t16:.1f} | "
               f"{k8 / k16:.2f}x | {k8 / t8:.2f}x |")
     print("\nFaithfulness against the float64 product of the float chain (cosine, max abs / range), and the int8 run "
           "against Kestrel's CPU backend on the same file:")
     for r in rows_out:
         vs_cpu = "identical" if r["int8 equals cpu"] else "cosine %.7f, %.1e" % tuple(r["int8 vs cpu"])
+        vs_cpu += "; plain kernel " + ("identical" if r["plain kernel equals cpu"] else "differs")
         print(f"- {r['shape']}: int8 {r['int8']['cos']:.7f}, {r['int8']['err']:.1e}; fp16 "
               f"{r['fp16 tensor cores']['cos']:.7f}, {r['fp16 tensor cores']['err']:.1e}; int8 vs CPU: {vs_cpu}")
 

@@ -295,6 +295,16 @@ std::vector<OpCase> cases() {
   v.push_back(ms({.label = "MatMulIntegerToFloat int8 x uint8, K 45, no zero point of A", .op = "MatMulIntegerToFloat",
                   .inputs = {i8(rnd("a", {13, 45}, -128, 128)), u8(weight("b", {45, 23}, 0, 256)), floats("as", {0.05f}),
                              floats("bs", {0.004f}), InputSpec{}, u8(weight("bz", {}, 100, 156))}}));
+  // The int8 tensor cores' float epilogue past their tiles, Y's rows 16
+  // bytes at a time (N a multiple of 4), with and without a bias.
+  v.push_back(ms({.label = "MatMulIntegerToFloat uint8 x int8 [3,130,256] x [256,192] per column, bias",
+                  .op = "MatMulIntegerToFloat",
+                  .inputs = {u8(rnd("a", {3, 130, 256}, 0, 256)), i8(weight("b", {256, 192}, -128, 128)),
+                             floats("as", {0.013f}), weight("bs", {192}, 0.001f, 0.03f), u8(weight("az", {}, 100, 156)),
+                             i8(weight("bz", {192}, 0, 1)), weight("bias", {192})}}));
+  v.push_back(ms({.label = "DynamicQuantizeMatMul [197,320] x int8 [320,136] per tensor", .op = "DynamicQuantizeMatMul",
+                  .inputs = {rnd("a", {197, 320}, -4, 3), i8(weight("b", {320, 136}, -128, 128)),
+                             floats("bs", {0.004f})}}));
   // 4 bits, K not a multiple of the block (its last block half used), with
   // and without packed zero points; 8 bits.
   v.push_back(ms({.label = "MatMulNBits 4 bits K 80 block 32, zero points", .op = "MatMulNBits",

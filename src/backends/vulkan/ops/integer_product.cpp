@@ -1,5 +1,7 @@
 #include "backends/vulkan/ops/integer_product.h"
 
+#include "backends/vulkan/ops/requantize.h"
+
 namespace kestrel::vulkan {
 namespace {
 
@@ -14,8 +16,8 @@ bool rows_of_16(const GpuTensor& t, bool contiguous, uint32_t unit_stride, uint3
   return contiguous && unit_stride == 1 && length % 16 == 0 && row_stride % 16 == 0 && t.range(false).offset % 16 == 0;
 }
 
-}  // namespace
-
+// Whether the int8 tensor cores take `plan`: a device that has them, one
+// batch (B one matrix; A's batches stacked into its rows).
 bool int8_coop_product(const OpContext& ctx, const GemmPlan& plan) {
   if (!ctx.device().coop_matrix_int8 || plan.batches != 1) return false;
   for (int d = 0; d < 4; ++d)
@@ -23,9 +25,19 @@ bool int8_coop_product(const OpContext& ctx, const GemmPlan& plan) {
   return true;
 }
 
+// Whether their epilogue can finish the sums into Y: 8-bit outputs go out as
+// whole words (N a multiple of 4) with one multiplier or one per column.
+bool finished_in_epilogue(const IntegerFinish& f, uint32_t N) {
+  if (f.kind != IntegerFinish::Kind::Requantize) return true;
+  return N % 4 == 0 && (f.mult.dim == 0 || (f.mult.inner == 1 && f.mult.dim == N));
+}
+
+// The product on the int8 tensor cores, into Y finished as `f` says: the
+// operands' row and column sums its zero points need (integer_sums.comp),
+// then gemm_integer_coop.comp.
 void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
-                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp,
-                              const GpuTensor& Y) {
+                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp, const GpuTensor& Y,
+                              const IntegerFinish& f) {
   const GemmPush& p = plan.p;
   const bool a_signed = A.dtype == DType::Int8, b_signed = B.dtype == DType::Int8;
   GpuTensor sums = ctx.temp_words(size_t(p.M) + p.N);
@@ -51,11 +63,58 @@ void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTen
   const bool large = t == GemmTiles::Large || t == GemmTiles::Wide;
   const bool a_vec = rows_of_16(A, plan.a_kcontig, p.sak, p.K, p.sam);
   const bool b_vec = rows_of_16(B, plan.b_ncontig, p.sbn, p.N, p.sbk);
+  // 32-bit outputs 16 bytes at a time (8-bit ones go out a word at a time).
   const bool y_vec = p.N % 4 == 0 && Y.range(false).offset % 16 == 0;
+  using K = IntegerFinish::Kind;
+  // The epilogue's parameters: multipliers, or a_scale and b_scale, and the bias.
+  GpuTensor first = sums, second = sums;
+  bool per_column = false;
+  GemmPlan fp = plan;
+  if (f.kind == K::Requantize) {
+    first = ctx.upload_f32(f.mult.values);
+    per_column = f.mult.dim != 0;
+    fp.p.beta = float(f.y_zero);  // (unused by the integer kernels' GEMM: the output zero point)
+  } else if (f.kind == K::Dequantize) {
+    first = *f.a_scale;
+    second = ctx.upload_f32(f.b_scale);
+    per_column = f.b_scale.size() > 1;
+  }
+  const int32_t out = f.kind == K::Sums ? 0 : f.kind == K::Requantize ? 1 : 2;
   record_gemm_tiles(ctx, large ? "gemm_integer_coop" : "gemm_integer_coop_small",
-                    {a_signed, b_signed, a_zp, b_zp, plan.a_kcontig, plan.b_ncontig, a_vec, b_vec, y_vec},
-                    {In(A), In(B), In(sums), Out(Y), In(az ? *az : A), In(bz ? *bz : B)}, plan, large ? 128 : 64,
-                    large ? 128 : 64);
+                    {a_signed, b_signed, a_zp, b_zp, plan.a_kcontig, plan.b_ncontig, a_vec, b_vec, y_vec, out,
+                     per_column, f.bias != nullptr, Y.dtype == DType::Int8},
+                    {In(A), In(B), In(sums), Out(Y), In(az ? *az : A), In(bz ? *bz : B), In(first), In(second),
+                     In(f.bias ? *f.bias : sums)},
+                    fp, large ? 128 : 64, large ? 128 : 64);
+}
+
+}  // namespace
+
+void record_finished_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
+                             int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp, const GpuTensor& Y,
+                             const IntegerFinish& f) {
+  using K = IntegerFinish::Kind;
+  const bool coop = int8_coop_product(ctx, plan);
+  if (coop && finished_in_epilogue(f, plan.p.N))
+    return record_int8_coop_product(ctx, plan, A, az, a_zp, B, bz, b_zp, Y, f);
+  GpuTensor acc = Y;
+  if (f.kind != K::Sums) acc = ctx.temp_words(size_t(Y.numel()));
+  if (coop)
+    record_int8_coop_product(ctx, plan, A, az, a_zp, B, bz, b_zp, acc, IntegerFinish{});
+  else
+    record_gemm_tiles(ctx, "gemm_integer", {A.dtype == DType::Int8, B.dtype == DType::Int8, a_zp, b_zp},
+                      {In(A), In(B), In(az ? *az : A), Out(acc), In(bz ? *bz : B)}, plan, 64, 64);
+  if (f.kind == K::Requantize) {
+    record_requantize(ctx, acc, f.mult, nullptr, 1, 0, f.y_zero, Y);
+  } else if (f.kind == K::Dequantize) {
+    const GpuTensor bs = ctx.upload_f32(f.b_scale);  // float32: the ops are float32 nodes
+    struct {
+      uint32_t base, n, count, columns;
+    } p{0, 0, uint32_t(Y.numel()), plan.p.N};
+    ctx.dispatch_elements("dequantize_product", {f.bias != nullptr, f.b_scale.size() > 1},
+                          {In(acc), In(*f.a_scale), In(bs), In(f.bias ? *f.bias : acc), Out(Y)}, &p, sizeof p,
+                          uint64_t(Y.numel()));
+  }
 }
 
 }  // namespace kestrel::vulkan

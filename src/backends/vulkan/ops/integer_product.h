@@ -10,6 +10,7 @@
 #pragma once
 #include "backends/vulkan/ops/gemm_record.h"
 #include "ops/gemm_util.h"
+#include "ops/requantize.h"
 
 namespace kestrel::vulkan {
 
@@ -27,20 +28,40 @@ inline int32_t zero_point_mode(OpContext& ctx, const GpuTensor* z, const GpuTens
   return z->numel() == 1 ? 1 : 2;
 }
 
-// Whether the int8 tensor cores take `plan` (gemm_integer_coop.comp).
-bool int8_coop_product(const OpContext& ctx, const GemmPlan& plan);
-// Records `plan` on them: the operands' row and column sums its zero points
-// need (integer_sums.comp), then the product into Y.
-void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
-                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp,
-                              const GpuTensor& Y);
+// What becomes of the int32 sums (the node's output Y):
+//   Sums        Y holds them (MatMulInteger);
+//   Requantize  Y is 8-bit: each sum times its multiplier (ops/requantize.h:
+//               one value, or one per column in `mult`), rounded half to
+//               even, plus y_zero, saturated (QLinearMatMul);
+//   Dequantize  Y is float32: float(sum) * (a_scale * b_scale[n]) [+
+//               bias[n]] in that rounding order (MatMulIntegerToFloat,
+//               DynamicQuantizeMatMul).
+// The int8 tensor cores finish the sums in their epilogue where Y's layout
+// allows (gemm_integer_coop_body.glsl); elsewhere a pass over int32 scratch
+// does (requantize.comp, dequantize_product.comp).
+struct IntegerFinish {
+  enum class Kind { Sums, Requantize, Dequantize };
+  Kind kind = Kind::Sums;
+  ops::RequantMultipliers mult;     // Requantize
+  int32_t y_zero = 0;               // Requantize
+  const GpuTensor* a_scale = nullptr;  // Dequantize: one float32 on the device
+  std::vector<float> b_scale;          // Dequantize: one value or one per column
+  const GpuTensor* bias = nullptr;     // Dequantize: N float32, or null
+};
+
+// Records the product whose plan, operands and zero-point modes
+// record_integer_product worked out, finished into Y.
+void record_finished_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
+                             int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp, const GpuTensor& Y,
+                             const IntegerFinish& finish);
 
 // Records the product of A and B (zero points az, bz; null: none) into the
-// int32 words make_y(output shape, M, N) gives once the operands are checked
-// (null: nothing to compute). Y is dense [batch..., M, N].
-template <typename MakeY>
+// output prepare(output shape, M, N, finish) gives once the operands are
+// checked, having set `finish` (null: nothing to compute). Y is dense
+// [batch..., M, N].
+template <typename Prepare>
 void record_integer_product(OpContext& ctx, const GpuTensor& A, const GpuTensor* az, const GpuTensor& B,
-                            const GpuTensor* bz, MakeY make_y) {
+                            const GpuTensor* bz, Prepare prepare) {
   if (!A.is_byte() || !B.is_byte())
     ctx.fail("A and B must be uint8 or int8, got ", dtype_name(A.dtype), " and ", dtype_name(B.dtype));
   const int64_t M = A.shape.size() > 1 ? A.shape[A.shape.size() - 2] : 1, N = B.shape.size() > 1 ? B.shape.back() : 1;
@@ -50,11 +71,10 @@ void record_integer_product(OpContext& ctx, const GpuTensor& A, const GpuTensor*
   Shape out;
   const GemmPlan plan = plan_matmul(ctx, A.shape, B.shape, out, /*stack=*/a_zp != 2);
   require_int32_sizes(ctx, {A.numel(), B.numel(), shape_numel(out)});
-  const GpuTensor* Y = make_y(out, M, N);
+  IntegerFinish finish;
+  const GpuTensor* Y = prepare(out, M, N, finish);
   if (!Y) return;
-  if (int8_coop_product(ctx, plan)) return record_int8_coop_product(ctx, plan, A, az, a_zp, B, bz, b_zp, *Y);
-  record_gemm_tiles(ctx, "gemm_integer", {A.dtype == DType::Int8, B.dtype == DType::Int8, a_zp, b_zp},
-                    {In(A), In(B), In(az ? *az : A), Out(*Y), In(bz ? *bz : B)}, plan, 64, 64);
+  record_finished_product(ctx, plan, A, az, a_zp, B, bz, b_zp, *Y, finish);
 }
 
 }  // namespace kestrel::vulkan

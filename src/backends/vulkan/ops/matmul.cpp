@@ -4,7 +4,8 @@
 // packed four to a word), zero points subtracted, exact int32 sums, as
 // ops/matmul.cpp has it; the same views. Its zero points stay on the
 // device: the activation's usually comes from DynamicQuantizeLinear there.
-// QLinearMatMul: those sums into scratch, then requantized (requantize.h).
+// QLinearMatMul: those sums requantized (integer_product.h: in the int8
+// tensor cores' epilogue, or a pass over int32 scratch).
 #include "backends/vulkan/ops/gemm_record.h"
 #include "backends/vulkan/ops/integer_product.h"
 #include "backends/vulkan/ops/requantize.h"
@@ -24,28 +25,25 @@ void matmul(OpContext& ctx) {
 
 void matmul_integer(OpContext& ctx) {
   record_integer_product(ctx, ctx.input(0), optional_input(ctx, 2), ctx.input(1), optional_input(ctx, 3),
-                         [&](const Shape& out, int64_t, int64_t) -> const GpuTensor* {
-    GpuTensor& Y = ctx.output(0, DType::Int32, out);
-    return Y.numel() ? &Y : nullptr;
-  });
+                         [&](const Shape& out, int64_t, int64_t, IntegerFinish&) -> const GpuTensor* {
+                           GpuTensor& Y = ctx.output(0, DType::Int32, out);
+                           return Y.numel() ? &Y : nullptr;
+                         });
 }
 
 void qlinear_matmul(OpContext& ctx) {
   DType y_type;
   const int32_t y_zero = output_zero_point(ctx, 7, y_type, ctx.input(0).dtype);
-  const GpuTensor* Y = nullptr;
-  GpuTensor acc;
-  ops::RequantMultipliers mult;
   record_integer_product(ctx, ctx.input(0), optional_input(ctx, 2), ctx.input(3), optional_input(ctx, 5),
-                         [&](const Shape& out, int64_t M, int64_t N) -> const GpuTensor* {
-    mult = ops::requant_multipliers(host_scales(ctx, 1, M, "a_scale"), host_scales(ctx, 4, N, "b_scale"),
-                                    host_scales(ctx, 6, 1, "y_scale")[0], M, N);
-    Y = &ctx.output(0, y_type, out);
-    if (Y->numel() == 0) return nullptr;
-    acc = ctx.temp_words(size_t(Y->numel()));
-    return &acc;
-  });
-  if (Y && Y->numel()) record_requantize(ctx, acc, mult, nullptr, 1, 0, y_zero, *Y);
+                         [&](const Shape& out, int64_t M, int64_t N, IntegerFinish& f) -> const GpuTensor* {
+                           f.kind = IntegerFinish::Kind::Requantize;
+                           f.mult = ops::requant_multipliers(host_scales(ctx, 1, M, "a_scale"),
+                                                             host_scales(ctx, 4, N, "b_scale"),
+                                                             host_scales(ctx, 6, 1, "y_scale")[0], M, N);
+                           f.y_zero = y_zero;
+                           GpuTensor& Y = ctx.output(0, y_type, out);
+                           return Y.numel() ? &Y : nullptr;
+                         });
 }
 
 }  // namespace

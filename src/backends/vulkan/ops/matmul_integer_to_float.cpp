@@ -1,8 +1,9 @@
 // ONNX Runtime's float-output integer products (com.microsoft), as
 // ops/matmul_integer_to_float.cpp has them: the exact int32 product
-// (integer_product.h) into scratch, then shaders/dequantize_product.comp:
+// (integer_product.h), then
 //   Y = float(acc) * (a_scale * b_scale[n]) [+ bias[n]]
-// rounded in that order, the reference's bits.
+// rounded in that order, the reference's bits (in the int8 tensor cores'
+// epilogue, or shaders/dequantize_product.comp over int32 scratch).
 //   - MatMulIntegerToFloat (A 8-bit; what the QDQ fusion makes of a
 //     quantized Linear whose output stays float: passes/fuse_qdq_matmul.cpp);
 //   - DynamicQuantizeMatMul (A float, quantized first on the device as
@@ -30,23 +31,15 @@ void record_scaled_product(OpContext& ctx, const GpuTensor& A, const GpuTensor* 
   const GpuTensor* bias = optional_input(ctx, bias_at);
   if (bias && (bias->dtype != DType::Float32 || bias->numel() != N))
     ctx.fail("bias has shape ", shape_str(bias->shape), ", not [", N, "]");
-  GpuTensor acc;
-  const GpuTensor* Y = nullptr;
   record_integer_product(ctx, A, az, B, optional_input(ctx, bz_at),
-                         [&](const Shape& out, int64_t, int64_t) -> const GpuTensor* {
-                           Y = &ctx.output(0, DType::Float32, out);
-                           if (Y->numel() == 0) return nullptr;
-                           acc = ctx.temp_words(size_t(Y->numel()));
-                           return &acc;
+                         [&](const Shape& out, int64_t, int64_t, IntegerFinish& f) -> const GpuTensor* {
+                           f.kind = IntegerFinish::Kind::Dequantize;
+                           f.a_scale = &a_scale;
+                           f.b_scale = b_scale;
+                           f.bias = bias;
+                           GpuTensor& Y = ctx.output(0, DType::Float32, out);
+                           return Y.numel() ? &Y : nullptr;
                          });
-  if (!Y || Y->numel() == 0) return;
-  const GpuTensor bs = ctx.upload_f32(b_scale);  // float32: the node is a float32_node
-  struct {
-    uint32_t base, n, count, columns;
-  } p{0, 0, uint32_t(Y->numel()), uint32_t(N)};
-  ctx.dispatch_elements("dequantize_product", {bias != nullptr, b_scale.size() > 1},
-                        {In(acc), In(a_scale), In(bs), In(bias ? *bias : acc), Out(*Y)}, &p, sizeof p,
-                        uint64_t(Y->numel()));
 }
 
 void matmul_integer_to_float(OpContext& ctx) {

@@ -14,6 +14,14 @@
 // (wrapping where the reference's sums would not fit, as two's complement
 // gives the same low bits).
 //
+// The sums are finished in the epilogue (OUT; ops/integer_product.h):
+//   0  stored as int32 (MatMulInteger, or scratch for a pass after);
+//   1  requantized to 8 bits, as requantize.comp does: round(float(sum) *
+//      mult[n or 0]) + Y's zero point (the push constants' beta), saturated,
+//      a lane's 8 outputs two whole words (N a multiple of 4);
+//   2  dequantized to float32, as dequantize_product.comp does:
+//      float(sum) * (a_scale[0] * b_scale[n or 0]) [+ bias[n]].
+//
 // The including file defines BM, WARPS_N, FM, FN and GEMM_THREADS.
 #define COOP_INT8
 #include "gemm_push.glsl"
@@ -32,6 +40,10 @@ layout(constant_id = 7) const int B_VEC = 0;
 // Y's rows hold a multiple of 4 outputs from a 16-byte aligned binding: a
 // lane's 8 outputs go out as two 16-byte words.
 layout(constant_id = 8) const int Y_VEC = 0;
+layout(constant_id = 9) const int OUT = 0;
+layout(constant_id = 10) const int PER_COLUMN = 0;  // mult (OUT 1) or b_scale (OUT 2) holds one value per column
+layout(constant_id = 11) const int HAS_BIAS = 0;    // OUT 2
+layout(constant_id = 12) const int Y_SIGNED = 0;    // OUT 1: int8, else uint8
 layout(std430, binding = 0) readonly buffer A_ { uint a[]; };
 layout(std430, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
 layout(std430, binding = 1) readonly buffer B_ { uint b[]; };
@@ -39,8 +51,14 @@ layout(std430, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
 layout(std430, binding = 2) readonly buffer S_ { int sums[]; };
 layout(std430, binding = 3) writeonly buffer Y_ { int y[]; };
 layout(std430, binding = 3) writeonly buffer Y4_ { ivec4 y4[]; };
+layout(std430, binding = 3) writeonly buffer YQ_ { uint yq[]; };
+layout(std430, binding = 3) writeonly buffer YF_ { float yf[]; };
+layout(std430, binding = 3) writeonly buffer YF4_ { vec4 yf4[]; };
 layout(std430, binding = 4) readonly buffer AZ_ { uint az[]; };
 layout(std430, binding = 5) readonly buffer BZ_ { uint bz[]; };
+layout(std430, binding = 6) readonly buffer F1_ { float first[]; };   // OUT 1: mult; OUT 2: a_scale
+layout(std430, binding = 7) readonly buffer F2_ { float second[]; };  // OUT 2: b_scale
+layout(std430, binding = 8) readonly buffer BIAS_ { float bias[]; };
 
 const bool A_KMAJOR = A_KCONTIG != 0, B_KMAJOR = B_NCONTIG == 0;
 uint coop_M, coop_N, coop_K, m0, n0;
@@ -97,6 +115,36 @@ void coop_store8(uint gm, uint gn, int acc[8]) {
     v[q] = acc[q] - zb * row_sum - za * sums[pc.M + n] + K * za * zb;
   }
   uint at = gm * pc.N + gn;
+  if (OUT == 1) {  // (N a multiple of 4 and gn of 8: gn + 3 < N whenever gn < N)
+    const float lo = Y_SIGNED != 0 ? -128.0 : 0.0, hi = Y_SIGNED != 0 ? 127.0 : 255.0;
+    uint w[2] = {0u, 0u};
+    [[unroll]] for (uint q = 0; q < 8; ++q) {
+      float m = first[PER_COLUMN != 0 ? min(gn + q, pc.N - 1) : 0];
+      float r = clamp(roundEven(float(v[q]) * m) + pc.beta, lo, hi);
+      w[q / 4] |= (uint(int(r)) & 0xffu) << (8 * (q % 4));
+    }
+    yq[at / 4] = w[0];
+    if (gn + 4 < pc.N) yq[at / 4 + 1] = w[1];
+    return;
+  }
+  if (OUT == 2) {
+    float f[8];
+    [[unroll]] for (uint q = 0; q < 8; ++q) {
+      uint n = min(gn + q, pc.N - 1);
+      precise float s = first[0] * second[PER_COLUMN != 0 ? n : 0];
+      precise float x = float(v[q]) * s;
+      if (HAS_BIAS != 0) x = x + bias[n];
+      f[q] = x;
+    }
+    if (Y_VEC != 0) {
+      yf4[at / 4] = vec4(f[0], f[1], f[2], f[3]);
+      if (gn + 4 < pc.N) yf4[at / 4 + 1] = vec4(f[4], f[5], f[6], f[7]);
+      return;
+    }
+    [[unroll]] for (uint q = 0; q < 8; ++q)
+      if (gn + q < pc.N) yf[at + q] = f[q];
+    return;
+  }
   if (Y_VEC != 0) {  // N a multiple of 4 and gn of 8: gn + 3 < N whenever gn < N
     y4[at / 4] = ivec4(v[0], v[1], v[2], v[3]);
     if (gn + 4 < pc.N) y4[at / 4 + 1] = ivec4(v[4], v[5], v[6], v[7]);
