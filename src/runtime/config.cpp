@@ -105,6 +105,8 @@ Config Config::of(const SessionOptions& o) {
   if (v.gemm_tiles == vulkan::GemmTiles::Auto)
     if (std::string t = env_choice("KESTREL_GEMM_TILES", {"auto", "tiny", "small", "wide", "large"}); !t.empty())
       v.gemm_tiles = parse_gemm_tiles(t);
+  if (std::string d = env_choice("KESTREL_INT_DOT", {"auto", "on", "off"}); !d.empty())
+    v.integer_dot = d == "on" ? vulkan::IntegerDot::On : d == "off" ? vulkan::IntegerDot::Off : vulkan::IntegerDot::Auto;
   v.attention_kernel = o.attention_kernel;
   if (v.attention_kernel == vulkan::AttentionKernel::Auto)
     if (std::string a = env_choice("KESTREL_ATTENTION", {"auto", "flash", "chunked"}); !a.empty())

@@ -237,7 +237,7 @@ bool vulkan_tests_off() {
 // Every case (`only`: just the cases of these ops) on the Vulkan backend in
 // `precision`, its scalar GEMM on `tiles`.
 void run_precision(const std::string& precision, vulkan::GemmTiles tiles = vulkan::GemmTiles::Auto,
-                   const std::vector<std::string>& only = {}) {
+                   const std::vector<std::string>& only = {}, vulkan::IntegerDot dot = vulkan::IntegerDot::Auto) {
   if (vulkan_tests_off()) GTEST_SKIP() << "KESTREL_VULKAN_TESTS=off";
   bool half = precision == "fp16";
   auto cpu = backends::make_cpu_backend(backends::CpuKernels::Reference);
@@ -247,6 +247,7 @@ void run_precision(const std::string& precision, vulkan::GemmTiles tiles = vulka
   vo.precision = half ? backends::Precision::Fp16 : backends::Precision::Fp32;
   vo.keep_small_host_work = false;  // every case must reach the device
   if (tiles != vulkan::GemmTiles::Auto) vo.gemm_tiles = tiles;
+  if (dot != vulkan::IntegerDot::Auto) vo.integer_dot = dot;
   auto vk = backends::make_vulkan_backend(vo);  // throws (fails the test) without a device
   const char* filter = std::getenv("KESTREL_OPS_FILTER");
   int pass = 0, fail = 0, unsupported = 0, cpu_only = 0;
@@ -445,6 +446,15 @@ TEST(BackendOps, VulkanSmallInt8TilesMatchCpu) {
 }
 TEST(BackendOps, VulkanLargeInt8TilesMatchCpu) {
   run_precision("fp32", vulkan::GemmTiles::Large, kIntegerProductOps);
+}
+// Packed int8 dot products (gemm_integer_dot.comp) where the device offers
+// them (lavapipe does), and plain integer arithmetic (gemm_integer.comp),
+// each forced; on a device with int8 tensor cores those take the products.
+TEST(BackendOps, VulkanInt8DotProductsMatchCpu) {
+  run_precision("fp32", vulkan::GemmTiles::Auto, kIntegerProductOps, vulkan::IntegerDot::On);
+}
+TEST(BackendOps, VulkanPlainIntegerProductsMatchCpu) {
+  run_precision("fp32", vulkan::GemmTiles::Auto, kIntegerProductOps, vulkan::IntegerDot::Off);
 }
 TEST(BackendOps, EveryCaseHasALabel) {
   ASSERT_GT(all_cases().size(), 0u);

@@ -93,6 +93,14 @@ std::shared_ptr<Context> Context::open(const DeviceOptions& opts) {
     extensions.push_back(VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME);
   }
 
+  // Packed int8 dot products (gemm_integer_dot.comp), where offered.
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
+  if (c->info_.integer_dot_product) {
+    dot.shaderIntegerDotProduct = VK_TRUE;
+    extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  }
+
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qci.queueFamilyIndex = c->queue_family_;
@@ -100,6 +108,10 @@ std::shared_ptr<Context> Context::open(const DeviceOptions& opts) {
   qci.pQueuePriorities = &priority;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   dci.pNext = c->fp16_enabled_ ? &s16 : nullptr;
+  if (c->info_.integer_dot_product) {
+    dot.pNext = const_cast<void*>(dci.pNext);
+    dci.pNext = &dot;
+  }
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   dci.enabledExtensionCount = uint32_t(extensions.size());

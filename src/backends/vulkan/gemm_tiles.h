@@ -15,4 +15,12 @@ namespace kestrel::vulkan {
 // mobile and integrated GPUs). Tests force each on any device.
 enum class GemmTiles { Auto, Tiny, Small, Wide, Large };
 
+// Whether the integer products take packed int8 dot products
+// (gemm_integer_dot.comp) on a device without int8 tensor cores: Auto where
+// the driver reports them faster than the arithmetic spelled out
+// (integerDotProduct4x8BitPackedSignedAccelerated), On wherever the device
+// offers them (tests, on lavapipe, which emulates them), Off never
+// (gemm_integer.comp).
+enum class IntegerDot { Auto, On, Off };
+
 }  // namespace kestrel::vulkan

@@ -40,6 +40,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   std::shared_ptr<const PrecisionPlan> precision() const;
   int64_t attention_chunk() const { return attention_chunk_; }
   GemmTiles gemm_tiles() const { return gemm_tiles_; }
+  IntegerDot integer_dot() const { return integer_dot_; }
   AttentionKernel attention_kernel() const { return attention_kernel_; }
   size_t resident_bytes() const;
   // Value id -> its index in graph.inputs, or -1.
@@ -86,6 +87,7 @@ class VulkanCompiled : public backends::CompiledGraph {
   int trace_ = 0;
   int64_t attention_chunk_ = 0;
   GemmTiles gemm_tiles_ = GemmTiles::Auto;
+  IntegerDot integer_dot_ = IntegerDot::Auto;
   AttentionKernel attention_kernel_ = AttentionKernel::Auto;
   backends::cpu::Plan plan_;
   bool half_refused_ = false;  // float16 was asked for but the graph keeps float32

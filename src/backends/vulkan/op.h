@@ -110,6 +110,8 @@ class OpContext {
   virtual int64_t attention_chunk() const { return 0; }
   // The GEMM's output tile this run asks for (VulkanOptions::gemm_tiles).
   virtual GemmTiles gemm_tiles() const { return GemmTiles::Auto; }
+  // Whether the integer products may take packed dot products (VulkanOptions::integer_dot).
+  virtual IntegerDot integer_dot() const { return IntegerDot::Auto; }
   // How the fused encoders compute attention (VulkanOptions::attention_kernel).
   virtual AttentionKernel attention_kernel() const { return AttentionKernel::Auto; }
   // The run's ledger of fused-node checks (ops/fused_checks.h).

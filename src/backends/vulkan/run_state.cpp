@@ -249,6 +249,7 @@ class VkOpContext : public OpContext {
   const DeviceInfo& device() const override { return st_.c.context().info(); }
   int64_t attention_chunk() const override { return st_.c.attention_chunk(); }
   GemmTiles gemm_tiles() const override { return st_.c.gemm_tiles(); }
+  IntegerDot integer_dot() const override { return st_.c.integer_dot(); }
   AttentionKernel attention_kernel() const override { return st_.c.attention_kernel(); }
   const ops::FusedChecks& fused_checks() const override {
     if (!st_.opts.fused_checks) fail("runs outside a compiled graph, which keeps fused-node checks");

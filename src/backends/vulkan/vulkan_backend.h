@@ -36,6 +36,8 @@ struct VulkanOptions {
   int64_t attention_chunk = 0;
   // The GEMM's output tile (KESTREL_GEMM_TILES=auto|small|large).
   vulkan::GemmTiles gemm_tiles = vulkan::GemmTiles::Auto;
+  // Packed int8 dot products for the integer products (KESTREL_INT_DOT=auto|on|off).
+  vulkan::IntegerDot integer_dot = vulkan::IntegerDot::Auto;
   // How the fused encoders compute attention (KESTREL_ATTENTION=auto|flash|chunked).
   vulkan::AttentionKernel attention_kernel = vulkan::AttentionKernel::Auto;
   // The kernels of the nodes left on the CPU.

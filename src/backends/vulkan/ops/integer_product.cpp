@@ -15,29 +15,43 @@ constexpr uint64_t kLargeTilesAtLeast = 256;
 bool rows_of_16(const GpuTensor& t, bool contiguous, uint32_t unit_stride, uint32_t length, uint32_t row_stride) {
   return contiguous && unit_stride == 1 && length % 16 == 0 && row_stride % 16 == 0 && t.range(false).offset % 16 == 0;
 }
-
-// Whether the int8 tensor cores take `plan`: a device that has them, one
-// batch (B one matrix; A's batches stacked into its rows).
-bool int8_coop_product(const OpContext& ctx, const GemmPlan& plan) {
-  if (!ctx.device().coop_matrix_int8 || plan.batches != 1) return false;
-  for (int d = 0; d < 4; ++d)
-    if (plan.p.sab[d] || plan.p.sbb[d]) return false;
-  return true;
+// Whether an operand's 4 consecutive k are one aligned word: k of unit
+// stride (`k_contiguous`), K and the other index's stride multiples of 4.
+bool words_of_4(const GpuTensor& t, bool k_contiguous, uint32_t k_stride, uint32_t K, uint32_t other_stride) {
+  return k_contiguous && k_stride == 1 && K % 4 == 0 && other_stride % 4 == 0 && t.range(false).offset % 4 == 0;
 }
 
-// Whether their epilogue can finish the sums into Y: 8-bit outputs go out as
-// whole words (N a multiple of 4) with one multiplier or one per column.
+// The kernel an integer product takes: the int8 tensor cores, packed int8
+// dot products, or plain integer arithmetic (gemm_integer.comp, which also
+// takes what the others do not: several batches, B batched).
+enum class IntegerKernel { TensorCores, DotProducts, Plain };
+
+IntegerKernel integer_kernel(const OpContext& ctx, const GemmPlan& plan) {
+  bool one_matrix = plan.batches == 1;
+  for (int d = 0; d < 4; ++d) one_matrix = one_matrix && !plan.p.sab[d] && !plan.p.sbb[d];
+  if (!one_matrix) return IntegerKernel::Plain;
+  if (ctx.device().coop_matrix_int8) return IntegerKernel::TensorCores;
+  const IntegerDot dot = ctx.integer_dot();
+  if (ctx.device().integer_dot_product &&
+      (dot == IntegerDot::On || (dot == IntegerDot::Auto && ctx.device().integer_dot_product_accelerated)))
+    return IntegerKernel::DotProducts;
+  return IntegerKernel::Plain;
+}
+
+// Whether the shifted kernels' epilogue (integer_product_interface.glsl) can
+// finish the sums into Y: 8-bit outputs go out as whole words (N a multiple
+// of 4) with one multiplier or one per column.
 bool finished_in_epilogue(const IntegerFinish& f, uint32_t N) {
   if (f.kind != IntegerFinish::Kind::Requantize) return true;
   return N % 4 == 0 && (f.mult.dim == 0 || (f.mult.inner == 1 && f.mult.dim == N));
 }
 
-// The product on the int8 tensor cores, into Y finished as `f` says: the
-// operands' row and column sums its zero points need (integer_sums.comp),
-// then gemm_integer_coop.comp.
-void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
-                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp, const GpuTensor& Y,
-                              const IntegerFinish& f) {
+// The product on shifted int8 operands (the tensor cores' or the dot
+// products' kernel), into Y finished as `f` says: the operands' row and
+// column sums its zero points need (integer_sums.comp), then the kernel.
+void record_shifted_product(OpContext& ctx, IntegerKernel kernel, const GemmPlan& plan, const GpuTensor& A,
+                            const GpuTensor* az, int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp,
+                            const GpuTensor& Y, const IntegerFinish& f) {
   const GemmPush& p = plan.p;
   const bool a_signed = A.dtype == DType::Int8, b_signed = B.dtype == DType::Int8;
   GpuTensor sums = ctx.temp_words(size_t(p.M) + p.N);
@@ -60,9 +74,13 @@ void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTen
   GemmTiles t = ctx.gemm_tiles();
   if (t == GemmTiles::Auto)
     t = uint64_t((p.M + 127) / 128) * ((p.N + 127) / 128) >= kLargeTilesAtLeast ? GemmTiles::Large : GemmTiles::Small;
-  const bool large = t == GemmTiles::Large || t == GemmTiles::Wide;
-  const bool a_vec = rows_of_16(A, plan.a_kcontig, p.sak, p.K, p.sam);
-  const bool b_vec = rows_of_16(B, plan.b_ncontig, p.sbn, p.N, p.sbk);
+  const bool coop = kernel == IntegerKernel::TensorCores, large = coop && (t == GemmTiles::Large || t == GemmTiles::Wide);
+  // Wide loads: 16 bytes along the unit-stride index on tensor cores; 4
+  // consecutive k as one word for the dot products.
+  const bool a_vec = coop ? rows_of_16(A, plan.a_kcontig, p.sak, p.K, p.sam)
+                          : words_of_4(A, plan.a_kcontig, p.sak, p.K, p.sam);
+  const bool b_vec = coop ? rows_of_16(B, plan.b_ncontig, p.sbn, p.N, p.sbk)
+                          : words_of_4(B, !plan.b_ncontig, p.sbk, p.K, p.sbn);
   // 32-bit outputs 16 bytes at a time (8-bit ones go out a word at a time).
   const bool y_vec = p.N % 4 == 0 && Y.range(false).offset % 16 == 0;
   using K = IntegerFinish::Kind;
@@ -80,12 +98,13 @@ void record_int8_coop_product(OpContext& ctx, const GemmPlan& plan, const GpuTen
     per_column = f.b_scale.size() > 1;
   }
   const int32_t out = f.kind == K::Sums ? 0 : f.kind == K::Requantize ? 1 : 2;
-  record_gemm_tiles(ctx, large ? "gemm_integer_coop" : "gemm_integer_coop_small",
+  const uint32_t tile = large ? 128 : 64;
+  record_gemm_tiles(ctx, !coop ? "gemm_integer_dot" : large ? "gemm_integer_coop" : "gemm_integer_coop_small",
                     {a_signed, b_signed, a_zp, b_zp, plan.a_kcontig, plan.b_ncontig, a_vec, b_vec, y_vec, out,
                      per_column, f.bias != nullptr, Y.dtype == DType::Int8},
                     {In(A), In(B), In(sums), Out(Y), In(az ? *az : A), In(bz ? *bz : B), In(first), In(second),
                      In(f.bias ? *f.bias : sums)},
-                    fp, large ? 128 : 64, large ? 128 : 64);
+                    fp, tile, tile);
 }
 
 }  // namespace
@@ -94,13 +113,13 @@ void record_finished_product(OpContext& ctx, const GemmPlan& plan, const GpuTens
                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp, const GpuTensor& Y,
                              const IntegerFinish& f) {
   using K = IntegerFinish::Kind;
-  const bool coop = int8_coop_product(ctx, plan);
-  if (coop && finished_in_epilogue(f, plan.p.N))
-    return record_int8_coop_product(ctx, plan, A, az, a_zp, B, bz, b_zp, Y, f);
+  const IntegerKernel kernel = integer_kernel(ctx, plan);
+  if (kernel != IntegerKernel::Plain && finished_in_epilogue(f, plan.p.N))
+    return record_shifted_product(ctx, kernel, plan, A, az, a_zp, B, bz, b_zp, Y, f);
   GpuTensor acc = Y;
   if (f.kind != K::Sums) acc = ctx.temp_words(size_t(Y.numel()));
-  if (coop)
-    record_int8_coop_product(ctx, plan, A, az, a_zp, B, bz, b_zp, acc, IntegerFinish{});
+  if (kernel != IntegerKernel::Plain)
+    record_shifted_product(ctx, kernel, plan, A, az, a_zp, B, bz, b_zp, acc, IntegerFinish{});
   else
     record_gemm_tiles(ctx, "gemm_integer", {A.dtype == DType::Int8, B.dtype == DType::Int8, a_zp, b_zp},
                       {In(A), In(B), In(az ? *az : A), Out(acc), In(bz ? *bz : B)}, plan, 64, 64);

@@ -1,77 +1,18 @@
 // MatMulInteger's exact int32 product (gemm_integer.comp's) on int8 tensor
 // cores (VK_KHR_cooperative_matrix, 16x16x32 int8 x int8 + int32 per
-// subgroup): coop_tile_body.glsl's tile with COOP_INT8, one batch (the host
-// stacks a product's batches into its rows, B is one matrix).
-//
-// The tensor cores multiply signed bytes. A uint8 operand enters shifted,
-// u - 128 (its bytes xor 0x80), and its zero point with it, so
-//   sum_k (a - za)(b - zb) = sum_k (a' - za')(b' - zb')
-//     = sum_k a'b' - zb' rowsum(a') - za' colsum(b') + K za' zb'
-// with a' = a - 128, za' = za - 128 for uint8 A (b likewise), a' = a for
-// int8. The tensor cores give the first sum; integer_sums.comp wrote A's
-// row sums and B's column sums of the shifted bytes into `sums` (M row sums,
-// then N column sums) before this kernel. Every term is exact in int32
-// (wrapping where the reference's sums would not fit, as two's complement
-// gives the same low bits).
-//
-// The sums are finished in the epilogue (OUT; ops/integer_product.h):
-//   0  stored as int32 (MatMulInteger, or scratch for a pass after);
-//   1  requantized to 8 bits, as requantize.comp does: round(float(sum) *
-//      mult[n or 0]) + Y's zero point (the push constants' beta), saturated,
-//      a lane's 8 outputs two whole words (N a multiple of 4);
-//   2  dequantized to float32, as dequantize_product.comp does:
-//      float(sum) * (a_scale[0] * b_scale[n or 0]) [+ bias[n]].
+// subgroup): coop_tile_body.glsl's tile with COOP_INT8, the operands
+// shifted into int8 and the sums corrected and finished as
+// integer_product_interface.glsl says. A_VEC / B_VEC: the operand's rows of
+// 16 bytes along its unit-stride index start 16-byte aligned (one 16-byte
+// load per item, else byte by byte).
 //
 // The including file defines BM, WARPS_N, FM, FN and GEMM_THREADS.
 #define COOP_INT8
-#include "gemm_push.glsl"
-#include "packed_bytes.glsl"
+#include "integer_product_interface.glsl"
 layout(local_size_x = GEMM_THREADS) in;
-layout(constant_id = 0) const int A_SIGNED = 0;
-layout(constant_id = 1) const int B_SIGNED = 0;
-layout(constant_id = 2) const int A_ZP = 0;  // a_zero_point: 0 none, 1 one value, 2 one per row of A
-layout(constant_id = 3) const int B_ZP = 0;  // b_zero_point: 0 none, 1 one value, 2 one per column of B
-layout(constant_id = 4) const int A_KCONTIG = 1;  // A's k index has unit stride (else its m index does)
-layout(constant_id = 5) const int B_NCONTIG = 1;  // B's n index has unit stride (else its k index does)
-// Rows of 16 bytes aligned to 16 along the unit-stride index (set by the
-// host): one 16-byte load per item, else byte by byte.
-layout(constant_id = 6) const int A_VEC = 0;
-layout(constant_id = 7) const int B_VEC = 0;
-// Y's rows hold a multiple of 4 outputs from a 16-byte aligned binding: a
-// lane's 8 outputs go out as two 16-byte words.
-layout(constant_id = 8) const int Y_VEC = 0;
-layout(constant_id = 9) const int OUT = 0;
-layout(constant_id = 10) const int PER_COLUMN = 0;  // mult (OUT 1) or b_scale (OUT 2) holds one value per column
-layout(constant_id = 11) const int HAS_BIAS = 0;    // OUT 2
-layout(constant_id = 12) const int Y_SIGNED = 0;    // OUT 1: int8, else uint8
-layout(std430, binding = 0) readonly buffer A_ { uint a[]; };
-layout(std430, binding = 0) readonly buffer A4_ { uvec4 a4[]; };
-layout(std430, binding = 1) readonly buffer B_ { uint b[]; };
-layout(std430, binding = 1) readonly buffer B4_ { uvec4 b4[]; };
-layout(std430, binding = 2) readonly buffer S_ { int sums[]; };
-layout(std430, binding = 3) writeonly buffer Y_ { int y[]; };
-layout(std430, binding = 3) writeonly buffer Y4_ { ivec4 y4[]; };
-layout(std430, binding = 3) writeonly buffer YQ_ { uint yq[]; };
-layout(std430, binding = 3) writeonly buffer YF_ { float yf[]; };
-layout(std430, binding = 3) writeonly buffer YF4_ { vec4 yf4[]; };
-layout(std430, binding = 4) readonly buffer AZ_ { uint az[]; };
-layout(std430, binding = 5) readonly buffer BZ_ { uint bz[]; };
-layout(std430, binding = 6) readonly buffer F1_ { float first[]; };   // OUT 1: mult; OUT 2: a_scale
-layout(std430, binding = 7) readonly buffer F2_ { float second[]; };  // OUT 2: b_scale
-layout(std430, binding = 8) readonly buffer BIAS_ { float bias[]; };
 
 const bool A_KMAJOR = A_KCONTIG != 0, B_KMAJOR = B_NCONTIG == 0;
 uint coop_M, coop_N, coop_K, m0, n0;
-
-// The shifted zero points za', zb' (above).
-int a_zero(uint m) {
-  int z = A_ZP == 0 ? 0 : packed_byte(az[A_ZP == 1 ? 0 : m >> 2], A_ZP == 1 ? 0 : m, A_SIGNED != 0);
-  return A_SIGNED != 0 ? z : z - 128;
-}
-int b_zero(uint n) {
-  int z = B_ZP == 0 ? 0 : packed_byte(bz[B_ZP == 1 ? 0 : n >> 2], B_ZP == 1 ? 0 : n, B_SIGNED != 0);
-  return B_SIGNED != 0 ? z : z - 128;
-}
 
 // 16 bytes from element `at` on, `step` apart, `n` of them in range (the
 // rest zero), shifted into int8 where the operand is uint8.
@@ -107,51 +48,8 @@ uvec4 coop_load_b(uint gk, uint gn) {
 }
 
 void coop_store8(uint gm, uint gn, int acc[8]) {
-  const int za = a_zero(gm), row_sum = sums[gm], K = int(pc.K);
-  int v[8];
-  [[unroll]] for (uint q = 0; q < 8; ++q) {
-    uint n = min(gn + q, pc.N - 1);  // past N: a value not stored
-    int zb = b_zero(n);
-    v[q] = acc[q] - zb * row_sum - za * sums[pc.M + n] + K * za * zb;
-  }
-  uint at = gm * pc.N + gn;
-  if (OUT == 1) {  // (N a multiple of 4 and gn of 8: gn + 3 < N whenever gn < N)
-    const float lo = Y_SIGNED != 0 ? -128.0 : 0.0, hi = Y_SIGNED != 0 ? 127.0 : 255.0;
-    uint w[2] = {0u, 0u};
-    [[unroll]] for (uint q = 0; q < 8; ++q) {
-      float m = first[PER_COLUMN != 0 ? min(gn + q, pc.N - 1) : 0];
-      float r = clamp(roundEven(float(v[q]) * m) + pc.beta, lo, hi);
-      w[q / 4] |= (uint(int(r)) & 0xffu) << (8 * (q % 4));
-    }
-    yq[at / 4] = w[0];
-    if (gn + 4 < pc.N) yq[at / 4 + 1] = w[1];
-    return;
-  }
-  if (OUT == 2) {
-    float f[8];
-    [[unroll]] for (uint q = 0; q < 8; ++q) {
-      uint n = min(gn + q, pc.N - 1);
-      precise float s = first[0] * second[PER_COLUMN != 0 ? n : 0];
-      precise float x = float(v[q]) * s;
-      if (HAS_BIAS != 0) x = x + bias[n];
-      f[q] = x;
-    }
-    if (Y_VEC != 0) {
-      yf4[at / 4] = vec4(f[0], f[1], f[2], f[3]);
-      if (gn + 4 < pc.N) yf4[at / 4 + 1] = vec4(f[4], f[5], f[6], f[7]);
-      return;
-    }
-    [[unroll]] for (uint q = 0; q < 8; ++q)
-      if (gn + q < pc.N) yf[at + q] = f[q];
-    return;
-  }
-  if (Y_VEC != 0) {  // N a multiple of 4 and gn of 8: gn + 3 < N whenever gn < N
-    y4[at / 4] = ivec4(v[0], v[1], v[2], v[3]);
-    if (gn + 4 < pc.N) y4[at / 4 + 1] = ivec4(v[4], v[5], v[6], v[7]);
-    return;
-  }
-  [[unroll]] for (uint q = 0; q < 8; ++q)
-    if (gn + q < pc.N) y[at + q] = v[q];
+  integer_store4(gm, gn, ivec4(acc[0], acc[1], acc[2], acc[3]));
+  if (gn + 4 < pc.N) integer_store4(gm, gn + 4, ivec4(acc[4], acc[5], acc[6], acc[7]));
 }
 
 #include "coop_tile_body.glsl"
