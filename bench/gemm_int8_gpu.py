@@ -119,10 +119,12 @@ def main():
             ref = reference(x, weights)
             flags = ["--input", f"x={os.path.join(d, '0.npy')}"]
             outs = {}
-            plain = dict(os.environ, KESTREL_COOPMAT="off")
+            plain = dict(os.environ, KESTREL_COOPMAT="off", KESTREL_INT_DOT="off")
+            dot = dict(os.environ, KESTREL_COOPMAT="off", KESTREL_INT_DOT="on")
             for label, model, vk, env in [
                     ("fp16 tensor cores", fmodel, ["--backend", "vulkan", "--precision", "fp16"], None),
                     ("int8", qmodel, ["--backend", "vulkan"], None),
+                    ("int8 dot products", qmodel, ["--backend", "vulkan"], dot),
                     ("int8 plain kernel", qmodel, ["--backend", "vulkan"], plain),
                     ("int8 on the CPU", qmodel, ["--backend", "cpu"], None)]:
                 out = os.path.join(d, label.replace(" ", "_"))
@@ -140,6 +142,7 @@ def main():
             row["int8 equals cpu"] = bool(np.array_equal(outs["int8"], outs["int8 on the CPU"]))
             row["int8 vs cpu"] = output_agreement(outs["int8"], outs["int8 on the CPU"])
             row["plain kernel equals cpu"] = bool(np.array_equal(outs["int8 plain kernel"], outs["int8 on the CPU"]))
+            row["dot products equal cpu"] = bool(np.array_equal(outs["int8 dot products"], outs["int8 on the CPU"]))
         import torch
         ms = torch_ms(x, weights, torch.float16, False, a.runs)
         row["torch fp16"] = {"ms": ms, "tops": f / ms / 1e9}
@@ -152,19 +155,20 @@ def main():
           f"{gpu.get('coop_matrix_int8_16x16x32')}); host {platform.processor() or platform.machine()}; torch "
           f"{__import__('torch').__version__}; median of {a.runs} runs; TOPS of products 2 to 8 (Kestrel, each node "
           f"waited for: float 2 to 8, int8 all eight with their requantization) and of the chain (torch)")
-    print("| chain of 8 | Kestrel int8 | Kestrel int8, plain kernel | Kestrel fp16 tensor cores | torch._int_mm int8 | "
-          "torch.matmul fp16 | Kestrel int8 / fp16 | Kestrel int8 / torch int8 |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| chain of 8 | Kestrel int8 | int8, dot products | int8, plain kernel | Kestrel fp16 tensor cores | "
+          "torch._int_mm int8 | torch.matmul fp16 | Kestrel int8 / fp16 | Kestrel int8 / torch int8 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows_out:
-        k8, p8, k16, t8, t16 = (r[c]["tops"] for c in ("int8", "int8 plain kernel", "fp16 tensor cores", "torch int8",
-                                                         "torch fp16"))
-        print(f"| {r['shape']} ({r['gflop']:.0f} GFLOP) | {k8:.1f} | {p8:.1f} | {k16:.1f} | {t8:.1f} | {t16:.1f} | "
-              f"{k8 / k16:.2f}x | {k8 / t8:.2f}x |")
+        k8, d8, p8, k16, t8, t16 = (r[c]["tops"] for c in ("int8", "int8 dot products", "int8 plain kernel",
+                                                             "fp16 tensor cores", "torch int8", "torch fp16"))
+        print(f"| {r['shape']} ({r['gflop']:.0f} GFLOP) | {k8:.1f} | {d8:.1f} | {p8:.1f} | {k16:.1f} | {t8:.1f} | "
+              f"{t16:.1f} | {k8 / k16:.2f}x | {k8 / t8:.2f}x |")
     print("\nFaithfulness against the float64 product of the float chain (cosine, max abs / range), and the int8 run "
           "against Kestrel's CPU backend on the same file:")
     for r in rows_out:
         vs_cpu = "identical" if r["int8 equals cpu"] else "cosine %.7f, %.1e" % tuple(r["int8 vs cpu"])
         vs_cpu += "; plain kernel " + ("identical" if r["plain kernel equals cpu"] else "differs")
+        vs_cpu += "; dot products " + ("identical" if r["dot products equal cpu"] else "differs")
         print(f"- {r['shape']}: int8 {r['int8']['cos']:.7f}, {r['int8']['err']:.1e}; fp16 "
               f"{r['fp16 tensor cores']['cos']:.7f}, {r['fp16 tensor cores']['err']:.1e}; int8 vs CPU: {vs_cpu}")
 

@@ -1,5 +1,7 @@
 #include "backends/vulkan/ops/integer_product.h"
 
+#include <algorithm>
+
 #include "backends/vulkan/ops/requantize.h"
 
 namespace kestrel::vulkan {
@@ -108,6 +110,21 @@ void record_shifted_product(OpContext& ctx, IntegerKernel kernel, const GemmPlan
 }
 
 }  // namespace
+
+const GpuTensor* host_weight_zero_point(OpContext& ctx, int at, DType weight_type, GpuTensor& storage) {
+  if (!ctx.has_input(at)) return nullptr;
+  const Tensor& z = ctx.host_input(at);
+  const std::vector<int64_t> v = z.to_i64();
+  if (weight_type == DType::Int8 && z.dtype() == DType::Int8 &&
+      std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; }))
+    return nullptr;
+  std::vector<int32_t> words((v.size() + 3) / 4, 0);
+  for (size_t i = 0; i < v.size(); ++i) words[i / 4] |= int32_t(uint32_t(v[i] & 0xff) << (8 * (i % 4)));
+  storage = ctx.upload_i32(words);
+  storage.dtype = z.dtype();
+  storage.shape = z.shape();
+  return &storage;
+}
 
 void record_finished_product(OpContext& ctx, const GemmPlan& plan, const GpuTensor& A, const GpuTensor* az,
                              int32_t a_zp, const GpuTensor& B, const GpuTensor* bz, int32_t b_zp, const GpuTensor& Y,

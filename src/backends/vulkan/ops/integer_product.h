@@ -17,6 +17,13 @@ namespace kestrel::vulkan {
 // Input i where the node has it, else null (an optional zero point).
 inline const GpuTensor* optional_input(OpContext& ctx, int i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; }
 
+// A weight's zero point read on the host (input `at`, which the op lists
+// among its host inputs; null where absent): null too where there is nothing
+// to subtract (an int8 weight's zeros, the usual symmetric quantization,
+// which spares the product A's row sums), else its bytes on the device,
+// packed as the kernels read them.
+const GpuTensor* host_weight_zero_point(OpContext& ctx, int at, DType weight_type, GpuTensor& storage);
+
 // The shader's zero-point mode for the zero point `z` of `operand` (null:
 // none): 0 none, 1 one value, 2 one per row of A or column of B (`count` of
 // them), checked as the CPU checks it.

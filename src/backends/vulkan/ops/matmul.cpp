@@ -34,7 +34,9 @@ void matmul_integer(OpContext& ctx) {
 void qlinear_matmul(OpContext& ctx) {
   DType y_type;
   const int32_t y_zero = output_zero_point(ctx, 7, y_type, ctx.input(0).dtype);
-  record_integer_product(ctx, ctx.input(0), optional_input(ctx, 2), ctx.input(3), optional_input(ctx, 5),
+  GpuTensor bz;
+  record_integer_product(ctx, ctx.input(0), optional_input(ctx, 2), ctx.input(3),
+                         host_weight_zero_point(ctx, 5, ctx.input(3).dtype, bz),
                          [&](const Shape& out, int64_t M, int64_t N, IntegerFinish& f) -> const GpuTensor* {
                            f.kind = IntegerFinish::Kind::Requantize;
                            f.mult = ops::requant_multipliers(host_scales(ctx, 1, M, "a_scale"),
@@ -51,6 +53,6 @@ void qlinear_matmul(OpContext& ctx) {
 KESTREL_VK_OP(MatMul, {.record = matmul});
 KESTREL_VK_OP(MatMulInteger, {.min_opset = 10, .record = matmul_integer});
 KESTREL_VK_OP(QLinearMatMul,
-              {.min_opset = 10, .record = qlinear_matmul, .host_inputs = {1, 4, 6, 7}, .float32_node = true});
+              {.min_opset = 10, .record = qlinear_matmul, .host_inputs = {1, 4, 5, 6, 7}, .float32_node = true});
 
 }  // namespace kestrel::vulkan

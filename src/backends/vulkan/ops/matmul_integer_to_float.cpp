@@ -18,8 +18,8 @@ namespace kestrel::vulkan {
 namespace {
 
 // The product of A (az its zero point) and B (input 1, zero point input
-// bz_at) scaled by a_scale (one float32 on the device) and b_scale (input
-// bs_at, on the host), plus bias (input bias_at) where given.
+// bz_at, on the host) scaled by a_scale (one float32 on the device) and
+// b_scale (input bs_at, on the host), plus bias (input bias_at) where given.
 void record_scaled_product(OpContext& ctx, const GpuTensor& A, const GpuTensor* az, const GpuTensor& a_scale,
                            int bs_at, int bz_at, int bias_at) {
   const GpuTensor& B = ctx.input(1);
@@ -31,7 +31,8 @@ void record_scaled_product(OpContext& ctx, const GpuTensor& A, const GpuTensor* 
   const GpuTensor* bias = optional_input(ctx, bias_at);
   if (bias && (bias->dtype != DType::Float32 || bias->numel() != N))
     ctx.fail("bias has shape ", shape_str(bias->shape), ", not [", N, "]");
-  record_integer_product(ctx, A, az, B, optional_input(ctx, bz_at),
+  GpuTensor bz;
+  record_integer_product(ctx, A, az, B, host_weight_zero_point(ctx, bz_at, B.dtype, bz),
                          [&](const Shape& out, int64_t, int64_t, IntegerFinish& f) -> const GpuTensor* {
                            f.kind = IntegerFinish::Kind::Dequantize;
                            f.a_scale = &a_scale;
@@ -70,9 +71,9 @@ void dynamic_quantize_matmul(OpContext& ctx) {
 
 KESTREL_VK_OP(MatMulIntegerToFloat, {.domain = "com.microsoft",
                                      .record = matmul_integer_to_float,
-                                     .host_inputs = {2, 3},
+                                     .host_inputs = {2, 3, 5},
                                      .float32_node = true});
 KESTREL_VK_OP(DynamicQuantizeMatMul,
-              {.domain = "com.microsoft", .record = dynamic_quantize_matmul, .host_inputs = {2}, .float32_node = true});
+              {.domain = "com.microsoft", .record = dynamic_quantize_matmul, .host_inputs = {2, 3}, .float32_node = true});
 
 }  // namespace kestrel::vulkan
