@@ -73,6 +73,17 @@ std::vector<OpCase> cases() {
   v.push_back({.label = "ConvInteger 1x1 groups 2, no zero points", .op = "ConvInteger", .opset = 10,
                .inputs = {u8(rnd("x", {1, 8, 9, 9}, 0, 256)), i8(weight("w", {6, 4, 1, 1}, -128, 128))},
                .attrs = [](onnx::NodeProto& n) { attr_i(n, "group", 2); }});
+  // Depthwise (Vulkan: conv_integer_depthwise.comp): two outputs per input
+  // channel, uint8 weights with a zero point per output channel, the input's
+  // zero point, padding.
+  v.push_back({.label = "ConvInteger depthwise 3x3 x2 channels, uint8 w per-channel zp", .op = "ConvInteger",
+               .opset = 10,
+               .inputs = {u8(rnd("x", {2, 5, 11, 9}, 0, 256)), u8(weight("w", {10, 1, 3, 3}, 0, 256)),
+                          u8(rnd("xz", {}, 0, 256)), u8(weight("wz", {10}, 100, 156))},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_i(n, "group", 5);
+                 attr_ints(n, "pads", {1, 1, 1, 1});
+               }});
   // QLinearConv, MatMulInteger and QLinearMatMul: the CPU's fast products
   // (exact int32 on the float GEMM, igemm_exact.h, and the VNNI kernels) and
   // Vulkan's (conv_integer.comp, gemm_integer.comp, then requantize.comp)

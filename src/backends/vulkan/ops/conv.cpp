@@ -63,7 +63,8 @@ void record_conv(OpContext& ctx) {
 }
 
 // ConvInteger: uint8/int8 input and weights (packed four to a word), zero
-// points subtracted, exact int32 sums (shaders/conv_integer.comp). The input
+// points subtracted, exact int32 sums (shaders/conv_integer.comp; depthwise:
+// shaders/conv_integer_depthwise.comp). The input
 // and its zero point usually come from DynamicQuantizeLinear on the device;
 // the weight zero point is read on the host (a weight). QLinearConv: those
 // sums into scratch, then its bias added and requantized (requantize.h).
@@ -91,6 +92,17 @@ void record_conv_sums(OpContext& ctx, const ConvSetup& s, const GpuTensor& X, co
   }
   GpuTensor wz = ctx.upload_i32(wzp);
   const GpuTensor& xz = has_xzp ? ctx.input(x_zp_at) : X;  // bound but unread without a zero point
+  if (s.Cg == 1 && s.group > 1) {  // depthwise: a direct loop per output (conv_integer_depthwise.comp)
+    struct {
+      uint32_t base, n;
+      Window2DPush win;
+      int32_t C, M, Mg, has_x_zero_point;
+    } p{0, 0, window_push(s.g), int32_t(s.C), int32_t(s.M), int32_t(s.Mg), has_xzp};
+    ctx.dispatch_elements("conv_integer_depthwise",
+                          {s.kh, s.kw, X.dtype == DType::Int8, Wt.dtype == DType::Int8, wzp.size() > 1},
+                          {In(X), In(Wt), In(xz), In(wz), Out(Y)}, &p, sizeof p, uint64_t(Y.numel()));
+    return;
+  }
   IntPush p{window_push(s.g), int32_t(s.C), int32_t(s.Cg), int32_t(s.Mg), int32_t(s.Cg * s.g.kernel_size()),
             int32_t(s.group), 0, has_xzp};
   record_conv_tiles(ctx, s, "conv_integer",
