@@ -2,7 +2,9 @@
 """Two Kestrel builds side by side on the same models: `kestrel bench` of each,
 alternating, for a few rounds (so drift of the machine falls on both), then
 each build's outputs (`kestrel run`, its fourth run: replayed on the GPU)
-against ONNX Runtime's CPU EP with its optimizations off, on the same inputs.
+against ONNX Runtime's CPU EP with its optimizations off, on the same inputs
+(`--ort-optimized`: with its default optimizations, the form a quantized
+model's integer fusions are held to).
 
   python3 bench/builds_ab.py --base OLD/kestrel --new build/kestrel \\
       --models m1.onnx m2.onnx [--flags "--backend vulkan --precision fp16"] \\
@@ -34,7 +36,7 @@ def median_ms(kestrel, model, flags, runs):
     return float(m.group(1))
 
 
-def agreement(kestrel, model, flags, work):
+def agreement(kestrel, model, flags, work, optimized):
     """(lowest cosine, largest max error / range) over the outputs against ONNX Runtime."""
     ins, outs = os.path.join(work, "in"), os.path.join(work, "out")
     r = subprocess.run([kestrel, "run", model, "--runs", "4", "--save-inputs", ins, "--output-dir", outs] + flags,
@@ -42,7 +44,8 @@ def agreement(kestrel, model, flags, work):
     if r.returncode:
         sys.exit(f"{kestrel} run {model} failed:\n{r.stdout}{r.stderr}")
     so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    if not optimized:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 3  # its notes on unused initializers are not ours to print
     s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     feeds = {x.name: np.load(os.path.join(ins, f"{i}.npy")) for i, x in enumerate(s.get_inputs())}
@@ -62,6 +65,8 @@ def main():
     ap.add_argument("--extra", action="append", default=[], help="MODEL=FLAGS: more flags for one model")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--ort-optimized", action="store_true",
+                    help="hold the outputs to ONNX Runtime with its default optimizations (else none)")
     a = ap.parse_args()
     extra = dict(e.split("=", 1) for e in a.extra)
     print("| model | base median (ms), by round | new median (ms), by round | base / new | new vs ORT | base vs ORT |")
@@ -73,7 +78,8 @@ def main():
             base.append(median_ms(a.base, model, flags, a.runs))
             new.append(median_ms(a.new, model, flags, a.runs))
         with tempfile.TemporaryDirectory() as wb, tempfile.TemporaryDirectory() as wn:
-            ab, an = agreement(a.base, model, flags, wb), agreement(a.new, model, flags, wn)
+            ab = agreement(a.base, model, flags, wb, a.ort_optimized)
+            an = agreement(a.new, model, flags, wn, a.ort_optimized)
         # tools/export_models.py writes NAME/torchscript.onnx: the folder names the model.
         label = os.path.basename(model)
         if label in ("torchscript.onnx", "dynamo.onnx"):
