@@ -60,9 +60,10 @@ int unflatten_gemms(ir::Graph& g);
 
 // What the backend that will run the graph wants from the passes.
 struct PassOptions {
-  // The QDQ convolutions become QLinearConv: for backends with integer
-  // convolutions (the CPU). Elsewhere QLinearConv would fall back to the
-  // CPU, so the float form stays.
+  // A QDQ graph's quantized convolutions, products and sums become integer
+  // ops (QLinearConv, QLinearMatMul, MatMulIntegerToFloat,
+  // DynamicQuantizeMatMul, QdqAdd), which both backends run; false keeps the
+  // float form between the quantizers.
   bool integer_qdq = false;
 };
 

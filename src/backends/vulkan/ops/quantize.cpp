@@ -7,9 +7,9 @@
 // one per index along the axis. The scale and zero point are read on the
 // host (a QDQ model's are initializers) and uploaded as float32 and int32;
 // blocked parameters (opset 21) and other integer types stay on the CPU. So
-// a QDQ graph in a Vulkan session (which keeps its float form: the integer
-// fusions are the CPU's) runs on the GPU instead of crossing to the CPU at
-// every quantizer.
+// the quantizers a QDQ graph keeps around its integer ops run on the GPU
+// instead of crossing to the CPU at every one. Divisions by the scale are
+// IEEE's (div_rn.glsl), as the CPU's.
 #include "backends/vulkan/ops/dynamic_quantize.h"
 #include "backends/vulkan/ops/util.h"
 #include "backends/vulkan/ops/window.h"
