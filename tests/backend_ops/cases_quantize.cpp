@@ -389,8 +389,7 @@ std::vector<OpCase> cases() {
                   .attrs = [](onnx::NodeProto& n) { attr_i(n, "channels_last", 1); }}));
   // The windowed pool (Vulkan: shaders/qlinear_average_pool.comp): float
   // sums of the dequantized taps in the CPU's order, one division by the
-  // count, one by y's scale: one step apart allowed (those divisions are the
-  // driver's).
+  // count, one by y's scale, both IEEE's (div_rn.glsl): exact.
   v.push_back(ms({.label = "QLinearAveragePool uint8 3x3 stride 2 pad 1", .op = "QLinearAveragePool",
                   .inputs = {u8(rnd("x", {2, 5, 11, 13}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 120, 136)),
                              floats("ys", {0.015f}), u8(weight("yz", {}, 120, 136))},
@@ -398,8 +397,7 @@ std::vector<OpCase> cases() {
                     attr_ints(n, "kernel_shape", {3, 3});
                     attr_ints(n, "strides", {2, 2});
                     attr_ints(n, "pads", {1, 1, 1, 1});
-                  },
-                  .int_tolerance = 1}));
+                  }}));
   v.push_back(ms({.label = "QLinearAveragePool int8 2x2 count_include_pad ceil_mode", .op = "QLinearAveragePool",
                   .inputs = {i8(rnd("x", {1, 3, 9, 7}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -8, 8)),
                              floats("ys", {0.04f}), i8(weight("yz", {}, -8, 8))},
@@ -409,13 +407,11 @@ std::vector<OpCase> cases() {
                     attr_ints(n, "pads", {1, 0, 0, 1});
                     attr_i(n, "count_include_pad", 1);
                     attr_i(n, "ceil_mode", 1);
-                  },
-                  .int_tolerance = 1}));
+                  }}));
   v.push_back(ms({.label = "QLinearAveragePool uint8 1-D window 4", .op = "QLinearAveragePool",
                   .inputs = {u8(rnd("x", {2, 3, 17}, 0, 256)), floats("xs", {0.03f}), u8(weight("xz", {}, 120, 136)),
                              floats("ys", {0.02f}), u8(weight("yz", {}, 120, 136))},
-                  .attrs = [](onnx::NodeProto& n) { attr_ints(n, "kernel_shape", {4}); },
-                  .int_tolerance = 1}));
+                  .attrs = [](onnx::NodeProto& n) { attr_ints(n, "kernel_shape", {4}); }}));
   // QLinearConcat (Vulkan: shaders/qlinear_concat.comp, the CPU's tables):
   // exact. The second input has the output's parameters (copied); along the
   // last axis with odd widths, inputs and rows share the output's words.

@@ -6,9 +6,10 @@
 // the window's row order, divided by the taps counted as pool.comp counts
 // them, then quantized as QuantizeLinear does (divided by y_scale, rounded
 // half to even, offset by y_zero, saturated; NaN to 0). One output word per
-// invocation, so that each writes a whole word. (A GPU's float division may
-// round the last bit otherwise than the CPU's: one step at a .5 boundary.)
+// invocation, so that each writes a whole word. Both divisions are IEEE's
+// (div_rn.glsl), as the CPU's.
 #include "common.glsl"
+#include "div_rn.glsl"
 #include "packed_bytes.glsl"
 #include "pool_window.glsl"
 layout(local_size_x = 256) in;
@@ -55,8 +56,8 @@ void main() {
       }
     }
     if (COUNT_PAD != 0) taps = KESTREL_PADDED_WINDOW_TAPS(ih0, iw0);
-    precise float real = taps > 0 ? acc / float(taps) : 0.0;
-    float v = roundEven(clamp(real / pc.y_scale, -4194304.0, 4194304.0)) + float(pc.y_zero);
+    precise float real = taps > 0 ? div_rn(acc, float(taps)) : 0.0;
+    float v = roundEven(clamp(div_rn(real, pc.y_scale), -4194304.0, 4194304.0)) + float(pc.y_zero);
     v = isnan(v) ? 0.0 : clamp(v, lo, hi);  // NaN: 0, as QuantizeLinear gives
     packed |= (uint(int(v)) & 0xffu) << (8 * k);
   }
