@@ -1,5 +1,6 @@
-// The GEMM tile a Vulkan session asks for: an enum of its own, without
-// Vulkan's headers, so that SessionOptions can carry it.
+// The GEMM tile a Vulkan session asks for, and whether its integer products
+// take dot products: enums of their own, without Vulkan's headers, so that
+// the session's options can carry them.
 #pragma once
 
 namespace kestrel::vulkan {

@@ -11,16 +11,14 @@ namespace {
 // tile, as the float tensor-core GEMM chooses (gemm_record.cpp).
 constexpr uint64_t kLargeTilesAtLeast = 256;
 
-// Whether an operand's 16 consecutive bytes along its unit-stride index load
-// as one 16-byte word: that index has unit stride and a length and the other
-// index's stride that are multiples of 16, from a 16-byte aligned binding.
-bool rows_of_16(const GpuTensor& t, bool contiguous, uint32_t unit_stride, uint32_t length, uint32_t row_stride) {
-  return contiguous && unit_stride == 1 && length % 16 == 0 && row_stride % 16 == 0 && t.range(false).offset % 16 == 0;
-}
-// Whether an operand's 4 consecutive k are one aligned word: k of unit
-// stride (`k_contiguous`), K and the other index's stride multiples of 4.
-bool words_of_4(const GpuTensor& t, bool k_contiguous, uint32_t k_stride, uint32_t K, uint32_t other_stride) {
-  return k_contiguous && k_stride == 1 && K % 4 == 0 && other_stride % 4 == 0 && t.range(false).offset % 4 == 0;
+// Whether an operand's `bytes` consecutive elements along one index load as
+// one aligned word: that index has unit stride (`contiguous`, `stride` 1),
+// its length and the other index's stride are multiples of `bytes`, and the
+// binding starts aligned to it.
+bool aligned_runs(const GpuTensor& t, uint32_t bytes, bool contiguous, uint32_t stride, uint32_t length,
+                  uint32_t other_stride) {
+  return contiguous && stride == 1 && length % bytes == 0 && other_stride % bytes == 0 &&
+         t.range(false).offset % bytes == 0;
 }
 
 // The kernel an integer product takes: the int8 tensor cores, packed int8
@@ -59,13 +57,13 @@ void record_shifted_product(OpContext& ctx, IntegerKernel kernel, const GemmPlan
   GpuTensor sums = ctx.temp_words(size_t(p.M) + p.N);
   // A's row sums weigh B's shifted zero point, nonzero for uint8 B or a
   // zero point given; B's column sums likewise A's.
-  // (integer_sums.comp's KPART: B's column sums in parts of 256 rows.)
-  const uint32_t parts = std::max<uint32_t>(1, (p.K + 255) / 256);
   if (!b_signed || b_zp != 0) {
     const uint32_t gx = std::min<uint32_t>(p.M, 65535), gy = (p.M + gx - 1) / gx;
     ctx.dispatch("integer_sums", {0, a_signed}, {In(A), In(B), Out(sums), Out(sums)}, &p, sizeof p, gx, gy, 1);
   }
   if (!a_signed || a_zp != 0) {
+    // (integer_sums.comp's KPART: B's column sums in parts of 256 rows.)
+    const uint32_t parts = std::max<uint32_t>(1, (p.K + 255) / 256);
     if (parts > 65535) ctx.unsupported("K = ", p.K, " is past the column sums' 65535 parts");
     GpuTensor part = ctx.temp_words(size_t(parts) * p.N);
     ctx.dispatch("integer_sums", {1, b_signed}, {In(A), In(B), In(sums), Out(part)}, &p, sizeof p, (p.N + 63) / 64,
@@ -79,10 +77,9 @@ void record_shifted_product(OpContext& ctx, IntegerKernel kernel, const GemmPlan
   const bool coop = kernel == IntegerKernel::TensorCores, large = coop && (t == GemmTiles::Large || t == GemmTiles::Wide);
   // Wide loads: 16 bytes along the unit-stride index on tensor cores; 4
   // consecutive k as one word for the dot products.
-  const bool a_vec = coop ? rows_of_16(A, plan.a_kcontig, p.sak, p.K, p.sam)
-                          : words_of_4(A, plan.a_kcontig, p.sak, p.K, p.sam);
-  const bool b_vec = coop ? rows_of_16(B, plan.b_ncontig, p.sbn, p.N, p.sbk)
-                          : words_of_4(B, !plan.b_ncontig, p.sbk, p.K, p.sbn);
+  const bool a_vec = aligned_runs(A, coop ? 16 : 4, plan.a_kcontig, p.sak, p.K, p.sam);
+  const bool b_vec = coop ? aligned_runs(B, 16, plan.b_ncontig, p.sbn, p.N, p.sbk)
+                          : aligned_runs(B, 4, !plan.b_ncontig, p.sbk, p.K, p.sbn);
   // 32-bit outputs 16 bytes at a time (8-bit ones go out a word at a time).
   const bool y_vec = p.N % 4 == 0 && Y.range(false).offset % 16 == 0;
   using K = IntegerFinish::Kind;
@@ -145,8 +142,8 @@ void record_finished_product(OpContext& ctx, const GemmPlan& plan, const GpuTens
   } else if (f.kind == K::Dequantize) {
     const GpuTensor bs = ctx.upload_f32(f.b_scale);  // float32: the ops are float32 nodes
     struct {
-      uint32_t base, n, count, columns;
-    } p{0, 0, uint32_t(Y.numel()), plan.p.N};
+      uint32_t base, n, columns;
+    } p{0, 0, plan.p.N};
     ctx.dispatch_elements("dequantize_product", {f.bias != nullptr, f.b_scale.size() > 1},
                           {In(acc), In(*f.a_scale), In(bs), In(f.bias ? *f.bias : acc), Out(Y)}, &p, sizeof p,
                           uint64_t(Y.numel()));

@@ -4,9 +4,11 @@
 //   Y[b, m, n] = sum_k (A[b, m, k] - a_zero) (B[b, k, n] - b_zero)
 // with A and B uint8 or int8 packed four to a word, a_zero one value or one
 // per row of A, b_zero one value or one per column of B (either may be
-// absent). shaders/gemm_integer.comp computes it on every device;
+// absent). shaders/gemm_integer.comp computes it on every device; where the
+// product is one matrix by one (its batches stacked into rows),
 // shaders/gemm_integer_coop.comp on int8 tensor cores where the device has
-// them and the product is one matrix by one (its batches stacked into rows).
+// them, else shaders/gemm_integer_dot.comp on packed int8 dot products where
+// they are accelerated (VulkanOptions::integer_dot).
 #pragma once
 #include "backends/vulkan/ops/gemm_record.h"
 #include "ops/gemm_util.h"
@@ -43,9 +45,9 @@ inline int32_t zero_point_mode(OpContext& ctx, const GpuTensor* z, const GpuTens
 //   Dequantize  Y is float32: float(sum) * (a_scale * b_scale[n]) [+
 //               bias[n]] in that rounding order (MatMulIntegerToFloat,
 //               DynamicQuantizeMatMul).
-// The int8 tensor cores finish the sums in their epilogue where Y's layout
-// allows (gemm_integer_coop_body.glsl); elsewhere a pass over int32 scratch
-// does (requantize.comp, dequantize_product.comp).
+// The tensor-core and dot-product kernels finish the sums as they store them
+// where Y's layout allows (integer_product_interface.glsl); elsewhere a pass
+// over int32 scratch does (requantize.comp, dequantize_product.comp).
 struct IntegerFinish {
   enum class Kind { Sums, Requantize, Dequantize };
   Kind kind = Kind::Sums;

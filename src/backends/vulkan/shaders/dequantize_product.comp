@@ -17,7 +17,6 @@ layout(std430, binding = 3) readonly buffer Bias { float bias[]; };
 layout(std430, binding = 4) writeonly buffer Y { float y[]; };
 layout(push_constant) uniform Push {
   KESTREL_ELEMENTWISE_PUSH  // n: elements
-  uint count;
   uint columns;
 } pc;
 

@@ -14,37 +14,33 @@ layout(local_size_x = GEMM_THREADS) in;
 const bool A_KMAJOR = A_KCONTIG != 0, B_KMAJOR = B_NCONTIG == 0;
 uint coop_M, coop_N, coop_K, m0, n0;
 
-// 16 bytes from element `at` on, `step` apart, `n` of them in range (the
-// rest zero), shifted into int8 where the operand is uint8.
-uvec4 gather16(bool from_a, uint at, uint step, uint n, bool signed_) {
-  uvec4 v = uvec4(0);
-  [[unroll]] for (uint h = 0; h < 16; ++h) {
-    uint i = at + h * step;
-    uint w = from_a ? a[i >> 2] : b[i >> 2];
-    uint byte_ = h < n ? ((w >> (8 * (i & 3u))) & 0xffu) ^ (signed_ ? 0u : 0x80u) : 0u;
-    v[h / 4] |= byte_ << (8 * (h % 4));
+// 16 bytes of A (from_a) or B at row i (m of A, n of B; `size` rows) and k,
+// along k where the operand is k-major, else along its rows; element (i, k)
+// at i * si + k * sk. Zero outside the problem; shifted into int8 where the
+// operand is uint8. `vec`: one 16-byte load (the host checked the unit
+// stride and alignment).
+uvec4 load16(bool from_a, bool vec, bool signed_, bool kmajor, uint i, uint k, uint size, uint si, uint sk) {
+  const uint at = i * si + k * sk;
+  if (vec) {
+    if (i >= size || k >= pc.K) return uvec4(0);
+    uvec4 w = from_a ? a4[at / 16] : b4[at / 16];
+    [[unroll]] for (uint q = 0; q < 4; ++q) w[q] = to_signed4(w[q], signed_);
+    return w;
   }
+  bool inside = kmajor ? i < size : k < pc.K;
+  uint n = !inside ? 0 : kmajor ? min(16u, pc.K - min(k, pc.K)) : min(16u, size - min(i, size));
+  uint step = kmajor ? sk : si;
+  uvec4 v;
+  [[unroll]] for (uint q = 0; q < 4; ++q)
+    v[q] = gather4(from_a, at + 4 * q * step, step, n > 4 * q ? n - 4 * q : 0, signed_);
   return v;
 }
 
 uvec4 coop_load_a(uint gm, uint gk) {
-  if (A_VEC != 0) {
-    if (gm >= pc.M || gk >= pc.K) return uvec4(0);
-    return a4[(gm * pc.sam + gk) / 16] ^ uvec4(A_SIGNED != 0 ? 0u : 0x80808080u);
-  }
-  bool inside = A_KMAJOR ? gm < pc.M : gk < pc.K;
-  uint n = !inside ? 0 : A_KMAJOR ? min(16u, pc.K - min(gk, pc.K)) : min(16u, pc.M - min(gm, pc.M));
-  return gather16(true, gm * pc.sam + gk * pc.sak, A_KMAJOR ? pc.sak : pc.sam, n, A_SIGNED != 0);
+  return load16(true, A_VEC != 0, A_SIGNED != 0, A_KMAJOR, gm, gk, pc.M, pc.sam, pc.sak);
 }
-
 uvec4 coop_load_b(uint gk, uint gn) {
-  if (B_VEC != 0) {
-    if (gn >= pc.N || gk >= pc.K) return uvec4(0);
-    return b4[(gk * pc.sbk + gn) / 16] ^ uvec4(B_SIGNED != 0 ? 0u : 0x80808080u);
-  }
-  bool inside = B_KMAJOR ? gn < pc.N : gk < pc.K;
-  uint n = !inside ? 0 : B_KMAJOR ? min(16u, pc.K - min(gk, pc.K)) : min(16u, pc.N - min(gn, pc.N));
-  return gather16(false, gk * pc.sbk + gn * pc.sbn, B_KMAJOR ? pc.sbk : pc.sbn, n, B_SIGNED != 0);
+  return load16(false, B_VEC != 0, B_SIGNED != 0, B_KMAJOR, gn, gk, pc.N, pc.sbn, pc.sbk);
 }
 
 void coop_store8(uint gm, uint gn, int acc[8]) {

@@ -33,19 +33,6 @@ shared uvec4 Bs[2][KQ][BN / 4 + 1];
 uint m0, n0;
 uint ra[ITEMS], rb[ITEMS];
 
-// The 4 bytes at element `at`, `step` apart, the first `n` in range (the
-// rest zero), shifted into int8 where the operand is uint8.
-uint gather4(bool from_a, uint at, uint step, uint n, bool signed_) {
-  uint v = 0u;
-  [[unroll]] for (uint h = 0; h < 4; ++h) {
-    uint i = at + h * step;
-    uint w = h < n ? (from_a ? a[i >> 2] : b[i >> 2]) : 0u;
-    uint byte_ = h < n ? ((w >> (8 * (i & 3u))) & 0xffu) ^ (signed_ ? 0u : 0x80u) : 0u;
-    v |= byte_ << (8 * h);
-  }
-  return v;
-}
-
 // Word e of a chunk (0 .. BM * KQ - 1): consecutive threads along A's rows'
 // words (k) and along B's columns (n), the operands' usual unit strides.
 void load_chunk(uint k0) {

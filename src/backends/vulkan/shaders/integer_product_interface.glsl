@@ -67,6 +67,20 @@ int b_zero(uint n) {
 // A word of 4 bytes shifted into int8 where the operand is uint8.
 uint to_signed4(uint w, bool signed_) { return signed_ ? w : w ^ 0x80808080u; }
 
+// 4 bytes of A (from_a) or B from element `at` on, `step` apart, shifted
+// into int8 where the operand is uint8: the first `n` of them, the rest zero
+// (and not read: they may lie past the buffer).
+uint gather4(bool from_a, uint at, uint step, uint n, bool signed_) {
+  uint v = 0u;
+  [[unroll]] for (uint h = 0; h < 4; ++h) {
+    uint i = at + h * step;
+    uint w = h < n ? (from_a ? a[i >> 2] : b[i >> 2]) : 0u;
+    uint byte_ = h < n ? ((w >> (8 * (i & 3u))) & 0xffu) ^ (signed_ ? 0u : 0x80u) : 0u;
+    v |= byte_ << (8 * h);
+  }
+  return v;
+}
+
 // Outputs (gm, gn) to (gm, gn + 3) from their sums of shifted bytes `acc`
 // (gm < M; gn a multiple of 4 below N; those past N not stored).
 void integer_store4(uint gm, uint gn, ivec4 acc) {
