@@ -51,6 +51,12 @@ def prepare_inputs(kestrel, model, dims, d):
     return feeds, [x for p in pairs for x in ("--input", p)]
 
 
+def selected_gpu(kestrel):
+    """The Vulkan device `kestrel probe` reports Kestrel would pick: its probe entry."""
+    probe = json.loads(subprocess.check_output([kestrel, "probe"]))
+    return probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+
+
 def kestrel_bench(kestrel, model, input_flags, runs, extra, env=None, timeout=None):
     return json.loads(subprocess.check_output([kestrel, "bench", model, "--runs", str(runs), "--json"]
                                               + input_flags + extra, env=env, timeout=timeout))

@@ -27,7 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402
-from bench_models import family_model, kestrel_bench, ort_median_ms, output_agreement  # noqa: E402
+from bench_models import family_model, kestrel_bench, ort_median_ms, output_agreement, selected_gpu  # noqa: E402
 
 DEFAULT = ["clip", "siglip", "dinov2", "depth_anything"]
 
@@ -72,8 +72,7 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="leave out torch.compile (its first call compiles for minutes)")
     ap.add_argument("--no-per-op", action="store_true", help="leave out the op-by-op column (SAM's takes ~1 s a run)")
     a = ap.parse_args()
-    probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
-    gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+    gpu = selected_gpu(a.kestrel)
     rows = []
     for name in a.models:
         model, feeds, flags = family_model(a.work, name)

@@ -30,7 +30,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_models import kestrel_bench, output_agreement  # noqa: E402
+from bench_models import kestrel_bench, output_agreement, selected_gpu  # noqa: E402
 
 # name: (rows, widths along the chain: x is [rows, widths[0]], W_i is [widths[i], widths[i+1]])
 SHAPES = {
@@ -122,8 +122,7 @@ def main():
     a = ap.parse_args()
     variants = VARIANTS + [(f"fp16 tensor cores, {t} tile", "fp16", {"KESTREL_GEMM_TILES": t}) for t in a.coop_tiles]
     os.makedirs(a.work, exist_ok=True)
-    probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
-    gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+    gpu = selected_gpu(a.kestrel)
     rows_out = []
     for si, name in enumerate(a.shapes):
         rows, widths = SHAPES[name]

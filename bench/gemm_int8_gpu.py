@@ -34,7 +34,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_models import kestrel_bench, output_agreement  # noqa: E402
+from bench_models import kestrel_bench, output_agreement, selected_gpu  # noqa: E402
 from gemm_gpu import SHAPES, chain_model, cuda_median_ms, flops, reference, torch_ms  # noqa: E402
 
 PRODUCTS = ("QLinearMatMul", "MatMulIntegerToFloat")
@@ -101,8 +101,7 @@ def main():
     ap.add_argument("--shapes", nargs="*", default=list(SHAPES))
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
-    gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+    gpu = selected_gpu(a.kestrel)
     rows_out = []
     for si, name in enumerate(a.shapes):
         rows, widths = SHAPES[name]

@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 import onnxruntime as ort
 
-from bench_models import each_model, kestrel_bench, ort_median_ms, output_agreement, parse_args
+from bench_models import each_model, kestrel_bench, ort_median_ms, output_agreement, parse_args, selected_gpu
 
 
 def agreement(kestrel, model, flags, ref, precision):
@@ -35,8 +35,7 @@ def agreement(kestrel, model, flags, ref, precision):
 
 def main():
     a = parse_args()
-    probe = json.loads(subprocess.check_output([a.kestrel, "probe"]))
-    gpu = probe["vulkan"]["devices"][probe["vulkan"]["selected"]]
+    gpu = selected_gpu(a.kestrel)
     rows = []
     for name, model, runs, feeds, flags in each_model(a, isnet_runs=10):
         common = ["--threads", str(a.threads)]
