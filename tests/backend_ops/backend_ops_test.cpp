@@ -428,8 +428,10 @@ TEST(BackendOps, VulkanFp16MatchesCpu) { run_precision("fp16"); }
 // gemm_coop_wide.comp, gemm_coop.comp), of which a GEMM takes one: the ops
 // that record it run again on each, so all are checked on every device
 // (lavapipe takes the small one by itself, and for the tiny one, which only
-// tensor cores have, and the large one for the wide one).
-const std::vector<std::string> kGemmOps = {"MatMul", "Gemm"};
+// tensor cores have, and the large one for the wide one). MatMulNBits of
+// more than 4 rows runs each tile's _nbits variant (4-bit weights
+// dequantized in the tile's load).
+const std::vector<std::string> kGemmOps = {"MatMul", "Gemm", "MatMulNBits"};
 TEST(BackendOps, VulkanFp32SmallGemmTilesMatchCpu) { run_precision("fp32", vulkan::GemmTiles::Small, kGemmOps); }
 TEST(BackendOps, VulkanFp32LargeGemmTilesMatchCpu) { run_precision("fp32", vulkan::GemmTiles::Large, kGemmOps); }
 TEST(BackendOps, VulkanFp16TinyGemmTilesMatchCpu) { run_precision("fp16", vulkan::GemmTiles::Tiny, kGemmOps); }

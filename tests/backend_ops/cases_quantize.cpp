@@ -316,28 +316,44 @@ std::vector<OpCase> cases() {
   v.push_back(ms({.label = "DynamicQuantizeMatMul [197,320] x int8 [320,136] per tensor", .op = "DynamicQuantizeMatMul",
                   .inputs = {rnd("a", {197, 320}, -4, 3), i8(weight("b", {320, 136}, -128, 128)),
                              floats("bs", {0.004f})}}));
-  // 4 bits, K not a multiple of the block (its last block half used), with
-  // and without packed zero points; 8 bits.
+  // MatMulNBits: 4 bits, K not a multiple of the block (its last block
+  // half used), with and without packed zero points, on Vulkan's one-pass
+  // kernel (gemv_nbits.comp, at most 4 rows) and on the GEMM's _nbits
+  // variants (more rows; the forced-tile tests below run each tile); 8 bits
+  // stay on the CPU.
+  auto nbits = [](int64_t K, int64_t N, int64_t bits, int64_t block) {
+    return [=](onnx::NodeProto& n) {
+      attr_i(n, "K", K);
+      attr_i(n, "N", N);
+      attr_i(n, "bits", bits);
+      attr_i(n, "block_size", block);
+    };
+  };
   v.push_back(ms({.label = "MatMulNBits 4 bits K 80 block 32, zero points", .op = "MatMulNBits",
                   .inputs = {rnd("a", {3, 5, 80}), u8(weight("b", {12, 3, 16}, 0, 256)), weight("s", {36}, 0.01f, 0.1f),
                              u8(weight("z", {12, 2}, 0, 256))},
-                  .attrs = [](onnx::NodeProto& n) {
-                    attr_i(n, "K", 80);
-                    attr_i(n, "N", 12);
-                    attr_i(n, "bits", 4);
-                    attr_i(n, "block_size", 32);
-                  },
-                  .no_vulkan_kernel = ms_kernel}));
+                  .attrs = nbits(80, 12, 4, 32)}));
+  v.push_back(ms({.label = "MatMulNBits 4 bits one row, K 256 block 64, zero points, bias", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {1, 256}), u8(weight("b", {40, 4, 32}, 0, 256)), weight("s", {40, 4}, 0.01f, 0.1f),
+                             u8(weight("z", {40, 2}, 0, 256)), absent(), weight("bias", {40})},
+                  .attrs = nbits(256, 40, 4, 64)}));
+  v.push_back(ms({.label = "MatMulNBits 4 bits [2,2,84] (4 rows), K 84 block 16, zero points", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {2, 2, 84}), u8(weight("b", {5, 6, 8}, 0, 256)), weight("s", {30}, 0.01f, 0.1f),
+                             u8(weight("z", {5, 3}, 0, 256))},
+                  .attrs = nbits(84, 5, 4, 16)}));
+  v.push_back(ms({.label = "MatMulNBits 4 bits [70,128] x 72, block 32, bias", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {70, 128}), u8(weight("b", {72, 4, 16}, 0, 256)), weight("s", {288}, 0.01f, 0.1f),
+                             absent(), absent(), weight("bias", {72})},
+                  .attrs = nbits(128, 72, 4, 32)}));
+  v.push_back(ms({.label = "MatMulNBits 4 bits [130,256] x 136, block 128, zero points", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {130, 256}), u8(weight("b", {136, 2, 64}, 0, 256)),
+                             weight("s", {272}, 0.005f, 0.05f), u8(weight("z", {136, 1}, 0, 256))},
+                  .attrs = nbits(256, 136, 4, 128)}));
   v.push_back(ms({.label = "MatMulNBits 8 bits block 16, bias", .op = "MatMulNBits",
                   .inputs = {rnd("a", {4, 48}), u8(weight("b", {6, 3, 16}, 0, 256)), weight("s", {18}, 0.001f, 0.01f),
                              absent(), absent(), weight("bias", {6})},
-                  .attrs = [](onnx::NodeProto& n) {
-                    attr_i(n, "K", 48);
-                    attr_i(n, "N", 6);
-                    attr_i(n, "bits", 8);
-                    attr_i(n, "block_size", 16);
-                  },
-                  .no_vulkan_kernel = ms_kernel}));
+                  .attrs = nbits(48, 6, 8, 16),
+                  .vulkan_unsupported = "the Vulkan kernel reads 4-bit weights"}));
   // The operator form's element-wise QLinearAdd and QLinearMul, broadcast;
   // Vulkan's shaders/qlinear_binary.comp, exact: its division by C's scale
   // is IEEE's (shaders/div_rn.glsl), as the CPU's.

@@ -104,17 +104,28 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
   GemmPush& p = plan.p;
   if (y.numel() == 0 || p.M == 0 || p.N == 0) return;
   const GemmKernel kernel = choose_kernel(ctx, plan);
-  const std::string shader = std::string(kernel.shader) + (plan.y_float32 && ctx.half() ? "_stream32" : "");
+  if (plan.nbits && (plan.y_float32 || plan.b_ncontig)) ctx.fail("4-bit weights are k-major and write the run's storage");
+  const std::string shader = std::string(kernel.shader) + (plan.nbits                     ? "_nbits"
+                                                           : plan.y_float32 && ctx.half() ? "_stream32"
+                                                                                          : "");
   p.act_a = act.a;
   p.act_b = act.b;
   std::vector<int32_t> spec = {int32_t(act.act), plan.a_kcontig ? 1 : 0, plan.b_ncontig ? 1 : 0, plan.has_c ? 1 : 0,
                                residual ? 1 : 0};
   if (kernel.coop) {
     spec.push_back(plan.a_kcontig ? vector_rows(a, p.sak, p.K, p.sam, p.sab) : vector_rows(a, p.sam, p.M, p.sak, p.sab));
-    spec.push_back(plan.b_ncontig ? vector_rows(b, p.sbn, p.N, p.sbk, p.sbb) : vector_rows(b, p.sbk, p.K, p.sbn, p.sbb));
+    spec.push_back(!plan.nbits && (plan.b_ncontig ? vector_rows(b, p.sbn, p.N, p.sbk, p.sbb)
+                                                  : vector_rows(b, p.sbk, p.K, p.sbn, p.sbb)));
     spec.push_back(vector_outputs(plan, y, residual));
   }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
+  if (plan.nbits) {  // specialization constants 8 and 9, bindings 5 and 6 (nbits_weights.glsl)
+    spec.resize(8, 0);
+    spec.push_back(int32_t(plan.nbits->block));
+    spec.push_back(plan.nbits->zero_points ? 1 : 0);
+    bind.push_back(In(*plan.nbits->scales));
+    bind.push_back(In(plan.nbits->zero_points ? *plan.nbits->zero_points : b));
+  }
   record_gemm_tiles(ctx, shader, spec, bind, plan, kernel.tile_m, kernel.tile_n);
 }
 

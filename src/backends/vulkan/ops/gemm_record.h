@@ -21,6 +21,15 @@ inline void init_batch(GemmPush& p) {
   p.sym = 0;
 }
 
+// B as com.microsoft MatMulNBits' 4-bit blocks (shaders/nbits_weights.glsl):
+// the GEMM kernels' _nbits variants read the packed words (the GEMM's b
+// operand), these scales and zero points, and dequantize as they load.
+struct NbitsWeights {
+  const GpuTensor* scales = nullptr;       // [N, blocks], the run's float storage
+  const GpuTensor* zero_points = nullptr;  // packed as B is, or null (8)
+  uint32_t block = 32;                     // weights per block along k: a power of 2, at least 16
+};
+
 // A GEMM to record: the push constants, the batch count, and the operands'
 // contiguity (specialization constants of the shader).
 struct GemmPlan {
@@ -36,6 +45,8 @@ struct GemmPlan {
   // 8 outputs across N (the columns past N get the epilogue of a zero
   // sum). Only where there is no C or residual to read past N.
   bool y_row_scratch = false;
+  // B is 4-bit blocks (k-major, b_ncontig false), not elements.
+  const NbitsWeights* nbits = nullptr;
 };
 
 // MatMul's operands as a GEMM (NumPy's view: a 1-D A is one row, a 1-D B

@@ -19,6 +19,14 @@
 // registers, then stored into the other stage; one barrier per chunk.
 #extension GL_EXT_control_flow_attributes : require
 #include "gemm_interface.glsl"
+// B is read through gemm_b: its elements, or (NBITS_WEIGHTS, the _nbits
+// variants) MatMulNBits' 4-bit blocks dequantized as they load.
+#ifdef NBITS_WEIGHTS
+#include "nbits_weights.glsl"
+#define gemm_b(gk, gn) nbits_weight(gk, gn)
+#else
+#define gemm_b(gk, gn) ((gn) < pc.N && (gk) < pc.K ? LD(b[ob + (gk) * pc.sbk + (gn) * pc.sbn]) : 0.0)
+#endif
 
 const uint BN = BM;
 const uint SUB = TM / 4;                  // 4x4 blocks per thread along each side
@@ -46,7 +54,7 @@ void load_chunk(uint k0) {
     uint gm = m0 + a_m(e), gka = k0 + a_k(e);
     ra[r] = (gm < pc.M && gka < pc.K) ? LD(a[oa + gm * pc.sam + gka * pc.sak]) : 0.0;
     uint gn = n0 + b_n(e), gkb = k0 + b_k(e);
-    rb[r] = (gn < pc.N && gkb < pc.K) ? LD(b[ob + gkb * pc.sbk + gn * pc.sbn]) : 0.0;
+    rb[r] = gemm_b(gkb, gn);
   }
 }
 

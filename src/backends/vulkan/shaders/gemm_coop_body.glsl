@@ -60,6 +60,16 @@ uvec4 coop_load_a(uint gm, uint gk) {
   return v;
 }
 
+#ifdef NBITS_WEIGHTS
+// MatMulNBits' 4-bit blocks (the _nbits variants): B is k-major, and a
+// chunk's 8 weights along k are one packed word, dequantized here.
+#include "nbits_weights.glsl"
+uvec4 coop_load_b(uint gk, uint gn) {
+  float w[8];
+  nbits_weights8(gk, gn, w);
+  return pack_halves8(w);
+}
+#else
 uvec4 coop_load_b(uint gk, uint gn) {
   uvec4 v;
   if (VEC_BUILD && B_VEC != 0) {
@@ -71,6 +81,7 @@ uvec4 coop_load_b(uint gk, uint gn) {
   }
   return v;
 }
+#endif
 
 float epilogue(uint gm, uint gn, float acc) {
   float v = pc.alpha * acc;
