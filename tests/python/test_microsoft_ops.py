@@ -9,6 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import kestrel
+from conftest import assert_every_node_on_the_gpu
 
 ELEM = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
@@ -110,6 +111,34 @@ def test_matmul_nbits_matches_onnx_runtime(bits, block, zero_points):
     node = helper.make_node("MatMulNBits", ins, ["y"], domain="com.microsoft", K=K, N=N, bits=bits, block_size=block)
     ours, ref = both(model(node, inits, {"a": a}), {"a": a})
     assert np.abs(ours - ref).max() <= 1e-5 * np.abs(ref).max(), np.abs(ours - ref).max()
+
+
+@pytest.mark.parametrize("rows,block,zero_points", [(1, 32, True), (15, 128, False), (15, 32, True)])
+def test_matmul_nbits_on_vulkan_matches_onnx_runtime(rows, block, zero_points, tmp_path):
+    """4-bit weights on the device, left packed (the one-pass kernel for one row, the GEMM's tiles for 15): the
+    node runs there, and its float32 sums are ONNX Runtime's to their rounding, as on the CPU."""
+    rng = np.random.default_rng(rows * block)
+    K, N = 200, 40
+    blocks = -(-K // block)
+    q = rng.integers(0, 16, (N, blocks * block)).astype(np.uint8)
+    inits = {"b": (q[:, 0::2] | (q[:, 1::2] << 4)).reshape(N, blocks, block // 2),
+             "s": rng.uniform(0.005, 0.05, N * blocks).astype(np.float32)}
+    ins = ["x", "b", "s"]
+    if zero_points:
+        z = rng.integers(0, 16, (N, blocks + blocks % 2)).astype(np.uint8)
+        inits["z"] = z[:, 0::2] | (z[:, 1::2] << 4)
+        ins.append("z")
+    x = rng.normal(0, 1, (rows, K)).astype(np.float32)
+    node = helper.make_node("MatMulNBits", ins, ["y"], domain="com.microsoft", K=K, N=N, bits=4, block_size=block)
+    m = model(node, inits, {"x": x})
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    ref = ort.InferenceSession(m, so, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    ours = kestrel.InferenceSession(m, providers=["VulkanExecutionProvider"]).run(None, {"x": x})[0]
+    assert ours.shape == ref.shape
+    assert np.abs(ours - ref).max() <= 1e-5 * np.abs(ref).max(), np.abs(ours - ref).max()
+    (tmp_path / "m.onnx").write_bytes(m)
+    assert_every_node_on_the_gpu(tmp_path / "m.onnx", x, tmp_path)
 
 
 def test_matmul_nbits_refuses_what_it_does_not_support():
