@@ -42,6 +42,9 @@ int fuse_qdq_convs(ir::Graph& g);
 // DequantizeLinear, DequantizeLinear -> MatMul -> QuantizeLinear as one
 // QLinearMatMul (fuse_qdq_matmul.cpp). Returns the count.
 int fuse_qdq_matmuls(ir::Graph& g);
+// MatMuls of int4/uint4 blockwise-dequantized weights -> com.microsoft
+// MatMulNBits (fuse_nbits_matmul.cpp). Returns the count.
+int fuse_nbits_matmuls(ir::Graph& g);
 // ONNX Runtime's dynamic quantization of a MatMul (DynamicQuantizeLinear,
 // MatMulInteger, Cast, the scales' Muls [, the bias' Add]) as one
 // com.microsoft DynamicQuantizeMatMul with the same bits

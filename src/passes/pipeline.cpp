@@ -59,6 +59,7 @@ void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options
     fuse_activations(g, /*only_into_quantizers=*/true);
     fuse_qdq_convs(g);
     fuse_qdq_matmuls(g);
+    fuse_nbits_matmuls(g);
     fuse_dynamic_quantize_matmuls(g);
     fuse_qdq_adds(g);
   }

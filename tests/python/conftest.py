@@ -22,6 +22,15 @@ def assert_every_node_on_the_gpu(model, x, tmp_path):
     assert placed and placed[1] == placed[2] and "on the CPU" not in run.stdout, run.stdout
 
 
+def profiled_ops(path, backend="cpu"):
+    """The op types `kestrel bench MODEL --profile` lists: what the prepared graph runs after its rewrites."""
+    import re
+    import subprocess
+    run = subprocess.run([os.path.join(ROOT, "build", "kestrel"), "bench", str(path), "--backend", backend, "--runs",
+                          "1", "--profile"], capture_output=True, text=True, check=True)
+    return set(re.findall(r"^(\w+)\s+[0-9.]+\s+[0-9.]+%", run.stdout, re.M))
+
+
 def model_path(name):
     path = os.path.join(MODELS, name)
     assert os.path.exists(path), f"{path} is missing: run scripts/fetch_models.sh"

@@ -5,9 +5,6 @@ tensor and per channel, float32 and int32 biases, Relu, depthwise, groups, strid
 Kestrel also fuses what ONNX Runtime runs in float between the quantizers (a SiLU, a Relu before a quantizer
 whose zero point is not its lowest value): the QLinearConv keeps the activation, and its outputs stay within
 one quantization step of ONNX Runtime's."""
-import os
-import re
-import subprocess
 
 import numpy as np
 import onnx
@@ -15,9 +12,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import ROOT, assert_every_node_on_the_gpu
-
-KESTREL = os.path.join(ROOT, "build", "kestrel")
+from conftest import assert_every_node_on_the_gpu, profiled_ops
 
 ELEM = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
@@ -91,12 +86,6 @@ def ort_run(path, x):
 def kestrel_run(path, x):
     import kestrel
     return np.asarray(kestrel.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0])
-
-
-def profiled_ops(path):
-    run = subprocess.run([KESTREL, "bench", str(path), "--backend", "cpu", "--runs", "1", "--profile"],
-                         capture_output=True, text=True, check=True)
-    return set(re.findall(r"^(\w+)\s+[0-9.]+\s+[0-9.]+%", run.stdout, re.M))
 
 
 @pytest.mark.parametrize("label", FUSED)
