@@ -55,15 +55,15 @@ def quantize_4bit(w):
     return packed, scale.reshape(-1), zpacked, np.ascontiguousarray(deq)
 
 
-def chain_models(work, rows, seed):
-    """The 4-bit chain and its float twin; the input x."""
+def chain_models(work, rows, seed, widths=WIDTHS):
+    """The 4-bit chain of `widths` and its float twin; the input x."""
     rng = np.random.default_rng(seed)
     nbits_nodes, float_nodes, nbits_inits, float_inits = [], [], [], []
     prev = "x"
-    for i in range(len(WIDTHS) - 1):
-        K, N = WIDTHS[i], WIDTHS[i + 1]
+    for i in range(len(widths) - 1):
+        K, N = widths[i], widths[i + 1]
         packed, scales, zps, deq = quantize_4bit((rng.standard_normal((K, N)) / np.sqrt(K)).astype(np.float32))
-        out = "y" if i == len(WIDTHS) - 2 else f"h{i}"
+        out = "y" if i == len(widths) - 2 else f"h{i}"
         nbits_inits += [numpy_helper.from_array(packed, f"b{i}"), numpy_helper.from_array(scales, f"s{i}"),
                         numpy_helper.from_array(zps, f"z{i}")]
         nbits_nodes.append(helper.make_node("MatMulNBits", [prev, f"b{i}", f"s{i}", f"z{i}"], [out],
@@ -71,9 +71,9 @@ def chain_models(work, rows, seed):
         float_inits.append(numpy_helper.from_array(deq, f"w{i}"))
         float_nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [out]))
         prev = out
-    x = rng.standard_normal((rows, WIDTHS[0])).astype(np.float32)
-    io = ([helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, WIDTHS[0]])],
-          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, WIDTHS[-1]])])
+    x = rng.standard_normal((rows, widths[0])).astype(np.float32)
+    io = ([helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, widths[0]])],
+          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [rows, widths[-1]])])
     paths = []
     for name, nodes, inits, opsets in [
             ("nbits", nbits_nodes, nbits_inits, [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]),

@@ -14,10 +14,12 @@
 
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/narrow_gemm.h"
+#include "backends/cpu/nbits_rows.h"
 #include "core/cpu_isa.h"
 #include "core/tensor.h"
 #include "ops/activation.h"
 #include "ops/logistic.h"
+#include "ops/matmul_nbits.h"
 #include "onnx_builders.h"
 #include "runtime/session.h"
 
@@ -273,6 +275,36 @@ TEST_P(AtEachLevel, NarrowProductsRunFromAvx2On) {
   const bool ran = backends::cpu::narrow_gemm(false, 16, 4, 32, a.data(), 32, b.data(), 4, c.data(), 4);
   EXPECT_EQ(ran, !KESTREL_X86 || GetParam() != CpuIsa::Baseline);
   if (ran) EXPECT_EQ(c[0], 32.f);
+}
+
+// MatMulNBits' few-row product on the 4-bit blocks (nbits_rows.h) against
+// the reference's dequantized weights and a float64 sum: K past a whole
+// number of groups of 16 and of blocks (the tails), zero points and without.
+TEST_P(AtEachLevel, FourBitRowsMatchTheDequantizedWeights) {
+  const int64_t K = 84, N = 7, block = 16, blocks = (K + block - 1) / block;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<uint8_t> b(size_t(N * blocks * block / 2)), zp(size_t(N * ((blocks + 1) / 2)));
+  for (auto& v : b) v = uint8_t(byte(rng));
+  for (auto& v : zp) v = uint8_t(byte(rng));
+  std::vector<float> scales(size_t(N * blocks)), a(size_t(3 * K)), w(size_t(N * K));
+  for (auto& v : scales) v = 0.01f + 0.1f * std::abs(u(rng));
+  for (auto& v : a) v = u(rng);
+  for (const uint8_t* z : std::vector<const uint8_t*>{zp.data(), nullptr}) {
+    ops::nbits_to_float(K, 4, block, b.data(), scales.data(), z, 0, N, w.data());
+    std::vector<float> y(size_t(3 * N), -1.f);
+    backends::cpu::NbitsRows r;
+    r.M = 3, r.K = K, r.block = block, r.a = a.data(), r.b = b.data(), r.scales = scales.data(), r.zp = z;
+    r.prepare();
+    backends::cpu::nbits4_rows(r, 0, N, y.data(), N);
+    for (int64_t m = 0; m < 3; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        double ref = 0;
+        for (int64_t k = 0; k < K; ++k) ref += double(a[size_t(m * K + k)]) * w[size_t(n * K + k)];
+        EXPECT_NEAR(y[size_t(m * N + n)], ref, 1e-5) << "row " << m << " column " << n << (z ? "" : ", no zero points");
+      }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(CpuIsa, AtEachLevel, ::testing::Values(CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512),

@@ -1,7 +1,7 @@
 // The CPU backend's rewrite of the graph it compiles, beside
 // conv_weight_packing.h: each com.microsoft MatMulNBits whose packed
 // weights, scales and zero points are initializers gets its weights
-// dequantized once, at load, as W [N, K] in float (ops/matmul_nbits.h, the
+// dequantized once, at load, as W [K, N] in float (ops/matmul_nbits.h, the
 // reference's own dequantization), handed to the node as one more input
 // after its last (kPackedWeightsAttr naming it). Its kernel
 // (backends/cpu/matmul_nbits.cpp) then only multiplies, where the reference
