@@ -119,14 +119,18 @@ void record_gemm(OpContext& ctx, GemmPlan plan, const GpuTensor& a, const GpuTen
     spec.push_back(vector_outputs(plan, y, residual));
   }
   std::vector<Binding> bind = {In(a), In(b), In(c ? *c : a), Out(y), In(residual ? *residual : a)};
-  if (plan.nbits) {  // specialization constants 8 and 9, bindings 5 and 6 (nbits_weights.glsl)
-    spec.resize(8, 0);
-    spec.push_back(int32_t(plan.nbits->block));
-    spec.push_back(plan.nbits->zero_points ? 1 : 0);
-    bind.push_back(In(*plan.nbits->scales));
-    bind.push_back(In(plan.nbits->zero_points ? *plan.nbits->zero_points : b));
-  }
+  if (plan.nbits) bind_nbits_weights(*plan.nbits, b, spec, bind);
   record_gemm_tiles(ctx, shader, spec, bind, plan, kernel.tile_m, kernel.tile_n);
+}
+
+void bind_nbits_weights(const NbitsWeights& w, const GpuTensor& packed, std::vector<int32_t>& spec,
+                        std::vector<Binding>& bind) {
+  spec.resize(8, 0);
+  spec.push_back(int32_t(w.block));
+  spec.push_back(w.zero_points ? 1 : 0);
+  bind.resize(5, In(packed));
+  bind.push_back(In(*w.scales));
+  bind.push_back(In(w.zero_points ? *w.zero_points : packed));
 }
 
 void record_gemm_tiles(OpContext& ctx, const std::string& shader, const std::vector<int32_t>& spec,

@@ -30,6 +30,13 @@ struct NbitsWeights {
   uint32_t block = 32;                     // weights per block along k: a power of 2, at least 16
 };
 
+// What every kernel reading nbits_weights.glsl takes beside its own: its
+// specialization constants 8 (the block) and 9 (zero points given), after
+// `spec` is padded to 8, and its bindings 5 (scales) and 6 (zero points, else
+// `packed`, unread), after the kernel's 5. `packed`: B's words.
+void bind_nbits_weights(const NbitsWeights& w, const GpuTensor& packed, std::vector<int32_t>& spec,
+                        std::vector<Binding>& bind);
+
 // A GEMM to record: the push constants, the batch count, and the operands'
 // contiguity (specialization constants of the shader).
 struct GemmPlan {

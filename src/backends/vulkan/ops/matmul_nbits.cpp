@@ -59,13 +59,10 @@ void matmul_nbits(OpContext& ctx) {
   NbitsWeights w{&scales, zp, uint32_t(block)};
   if (M <= kGemvRowsAtMost) {
     const uint32_t push[3] = {uint32_t(M), uint32_t(N), uint32_t(K)};
-    std::vector<int32_t> spec(8, 0);
-    spec[0] = bias ? 1 : 0;
-    spec.push_back(int32_t(block));
-    spec.push_back(zp ? 1 : 0);
-    ctx.dispatch("gemv_nbits", spec,
-                 {In(A), In(B), In(bias ? *bias : A), Out(Y), In(A), In(scales), In(zp ? *zp : B)}, push, sizeof push,
-                 uint32_t((N + 7) / 8));
+    std::vector<int32_t> spec = {bias ? 1 : 0};
+    std::vector<Binding> bind = {In(A), In(B), In(bias ? *bias : A), Out(Y)};  // (binding 4 unused)
+    bind_nbits_weights(w, B, spec, bind);
+    ctx.dispatch("gemv_nbits", spec, bind, push, sizeof push, uint32_t((N + 7) / 8));
     return;
   }
   GemmPlan plan;
