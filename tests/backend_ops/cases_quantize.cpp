@@ -341,6 +341,18 @@ std::vector<OpCase> cases() {
                   .inputs = {rnd("a", {2, 2, 84}), u8(weight("b", {5, 6, 8}, 0, 256)), weight("s", {30}, 0.01f, 0.1f),
                              u8(weight("z", {5, 3}, 0, 256))},
                   .attrs = nbits(84, 5, 4, 16)}));
+  // The one-pass kernel's other paths: an odd count of 16-weight blocks (a
+  // column's words not whole 32-weight chunks: word by word), K not a
+  // multiple of 4 (A element by element), N not a multiple of its 4 columns;
+  // and K past one sweep of its 64 threads x 32 weights, without zero points.
+  v.push_back(ms({.label = "MatMulNBits 4 bits 3 rows, K 78 block 16 (5 blocks), N 7, zero points", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {3, 78}), u8(weight("b", {7, 5, 8}, 0, 256)), weight("s", {35}, 0.01f, 0.1f),
+                             u8(weight("z", {7, 3}, 0, 256))},
+                  .attrs = nbits(78, 7, 4, 16)}));
+  v.push_back(ms({.label = "MatMulNBits 4 bits one row, K 2100 block 32, N 6", .op = "MatMulNBits",
+                  .inputs = {rnd("a", {1, 2100}), u8(weight("b", {6, 66, 16}, 0, 256)),
+                             weight("s", {396}, 0.002f, 0.02f)},
+                  .attrs = nbits(2100, 6, 4, 32)}));
   v.push_back(ms({.label = "MatMulNBits 4 bits [70,128] x 72, block 32, bias", .op = "MatMulNBits",
                   .inputs = {rnd("a", {70, 128}), u8(weight("b", {72, 4, 16}, 0, 256)), weight("s", {288}, 0.01f, 0.1f),
                              absent(), absent(), weight("bias", {72})},

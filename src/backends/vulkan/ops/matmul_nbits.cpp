@@ -18,6 +18,8 @@ namespace {
 // Rows of A at most for the one-pass kernel (its ROWS): past them the tiled
 // GEMM reads each weight once per row tile instead of once per row.
 constexpr int64_t kGemvRowsAtMost = 4;
+// Columns a workgroup of the one-pass kernel computes (its COLS).
+constexpr int64_t kGemvColumns = 4;
 
 std::string nbits_check(const ir::Node& n, const ir::Graph& g) {
   const int64_t bits = n.attr_i("bits", 4), block = n.attr_i("block_size", 0);
@@ -59,10 +61,15 @@ void matmul_nbits(OpContext& ctx) {
   NbitsWeights w{&scales, zp, uint32_t(block)};
   if (M <= kGemvRowsAtMost) {
     const uint32_t push[3] = {uint32_t(M), uint32_t(N), uint32_t(K)};
-    std::vector<int32_t> spec = {bias ? 1 : 0};
+    // 16-byte loads of a column's words where every column starts 16-byte
+    // aligned and holds whole 32-weight chunks; 4-wide loads of A where its
+    // rows start on 4 elements.
+    const bool vec_words = B.range(false).offset % 16 == 0 && (blocks * block) % 32 == 0;
+    const bool vec_a = A.range(false).offset % (4 * A.element_bytes()) == 0 && K % 4 == 0;
+    std::vector<int32_t> spec = {bias ? 1 : 0, vec_words ? 1 : 0, vec_a ? 1 : 0};
     std::vector<Binding> bind = {In(A), In(B), In(bias ? *bias : A), Out(Y)};  // (binding 4 unused)
     bind_nbits_weights(w, B, spec, bind);
-    ctx.dispatch("gemv_nbits", spec, bind, push, sizeof push, uint32_t((N + 7) / 8));
+    ctx.dispatch("gemv_nbits", spec, bind, push, sizeof push, uint32_t((N + kGemvColumns - 1) / kGemvColumns));
     return;
   }
   GemmPlan plan;
