@@ -14,6 +14,7 @@
 
 #include "backends/cpu/conv_depthwise.h"
 #include "backends/cpu/narrow_gemm.h"
+#include "backends/cpu/nbits_panel.h"
 #include "backends/cpu/nbits_rows.h"
 #include "core/cpu_isa.h"
 #include "core/tensor.h"
@@ -304,6 +305,34 @@ TEST_P(AtEachLevel, FourBitRowsMatchTheDequantizedWeights) {
         for (int64_t k = 0; k < K; ++k) ref += double(a[size_t(m * K + k)]) * w[size_t(n * K + k)];
         EXPECT_NEAR(y[size_t(m * N + n)], ref, 1e-5) << "row " << m << " column " << n << (z ? "" : ", no zero points");
       }
+  }
+}
+
+// The panels of dequantized columns MatMulNBits multiplies for more rows
+// (nbits_panel.h): the same floats as the reference's dequantization, at
+// each level, on columns 2 to 18 (two groups of 8 on AVX2 and one left to
+// the portable loop) and a K whose last block is cut short (whole groups of
+// 16 and a tail of 4), with and without zero points, into a wider panel.
+TEST_P(AtEachLevel, FourBitPanelsHoldTheReferencesWeights) {
+  const int64_t K = 84, N = 19, block = 32, blocks = (K + block - 1) / block, ldp = 23;
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> u(0.01f, 0.1f);
+  std::vector<uint8_t> b(size_t(N * blocks * block / 2)), zp(size_t(N * ((blocks + 1) / 2)));
+  for (auto& v : b) v = uint8_t(byte(rng));
+  for (auto& v : zp) v = uint8_t(byte(rng));
+  std::vector<float> scales(size_t(N * blocks)), w(size_t(N * K));
+  for (auto& v : scales) v = u(rng);
+  for (const uint8_t* z : std::vector<const uint8_t*>{zp.data(), nullptr}) {
+    ops::nbits_to_float(K, 4, block, b.data(), scales.data(), z, 0, N, w.data());
+    std::vector<float> panel(size_t(K * ldp), -7.f);
+    const backends::cpu::Nbits4Weights w4{K, block, b.data(), scales.data(), z};
+    backends::cpu::nbits4_panel(w4, 2, N, panel.data(), ldp);  // columns 2 .. 18 at panel columns 0 .. 16
+    for (int64_t k = 0; k < K; ++k) {
+      for (int64_t n = 2; n < N; ++n)
+        ASSERT_EQ(panel[size_t(k * ldp + n - 2)], w[size_t(n * K + k)]) << "k " << k << " column " << n << (z ? "" : ", no zero points");
+      for (int64_t j = N - 2; j < ldp; ++j) ASSERT_EQ(panel[size_t(k * ldp + j)], -7.f) << "past the columns, k " << k;
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // com.microsoft MatMulNBits' weights (ops/matmul_nbits.cpp): the one
 // dequantization of its packed blocks, shared by the reference kernel (on
-// each run) and the CPU backend (once, at load, where the weights are
-// initializers: backends/cpu/nbits_weight_packing.h).
+// each run) and the CPU backend (a panel of columns at a time, for products
+// of many rows: backends/cpu/matmul_nbits.cpp).
 #pragma once
 #include <cstdint>
 

@@ -353,6 +353,13 @@ std::vector<OpCase> cases() {
                   .inputs = {rnd("a", {1, 2100}), u8(weight("b", {6, 66, 16}, 0, 256)),
                              weight("s", {396}, 0.002f, 0.02f)},
                   .attrs = nbits(2100, 6, 4, 32)}));
+  // The CPU's product of more rows, a panel of 256 dequantized columns at a
+  // time: 300 columns are a whole panel and a part one.
+  v.push_back(ms({.label = "MatMulNBits 4 bits [5,64] x 300 (two column panels), block 32, zero points, bias",
+                  .op = "MatMulNBits",
+                  .inputs = {rnd("a", {5, 64}), u8(weight("b", {300, 2, 16}, 0, 256)), weight("s", {600}, 0.01f, 0.1f),
+                             u8(weight("z", {300, 1}, 0, 256)), absent(), weight("bias", {300})},
+                  .attrs = nbits(64, 300, 4, 32)}));
   v.push_back(ms({.label = "MatMulNBits 4 bits [70,128] x 72, block 32, bias", .op = "MatMulNBits",
                   .inputs = {rnd("a", {70, 128}), u8(weight("b", {72, 4, 16}, 0, 256)), weight("s", {288}, 0.01f, 0.1f),
                              absent(), absent(), weight("bias", {72})},

@@ -3,7 +3,6 @@
 #include "backends/backend.h"
 #include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/executor.h"
-#include "backends/cpu/nbits_weight_packing.h"
 #include "backends/cpu/qmatmul_weight_packing.h"
 #include "backends/cpu/residual_fusion.h"
 
@@ -15,13 +14,14 @@ namespace {
 // The fast kernels' own copy of the graph, with the fusions only they run
 // (residual_fusion.h) and the Conv weights packed for them
 // (conv_weight_packing.h, after the fusion, which moves Convs), and the
-// quantized MatMuls' (qmatmul_weight_packing.h) and MatMulNBits'
-// (nbits_weight_packing.h); nullopt where the graph is run as given.
+// quantized MatMuls' (qmatmul_weight_packing.h); nullopt where the graph is
+// run as given. (MatMulNBits reads its packed blocks as the file holds them:
+// matmul_nbits.cpp.)
 std::optional<ir::Graph> fused_for_fast_kernels(const ir::Graph& g, CpuKernels kernels) {
   if (kernels != CpuKernels::Fast) return std::nullopt;
   ir::Graph copy = g;  // (tensors share their storage)
   const int fused = cpu::fuse_residual_adds(copy);
-  if (fused + cpu::pack_conv_weights(copy) + cpu::pack_qmatmul_weights(copy) + cpu::pack_nbits_weights(copy) == 0)
+  if (fused + cpu::pack_conv_weights(copy) + cpu::pack_qmatmul_weights(copy) == 0)
     return std::nullopt;
   return copy;
 }

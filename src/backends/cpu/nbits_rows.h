@@ -1,7 +1,7 @@
 // MatMulNBits for a few rows of A (a decoder's token) straight from the
 // 4-bit blocks, each weight unpacked in registers. One row's product reads
-// each weight once, so reading half a byte instead of the float32 copy made
-// at load (nbits_weight_packing.h) saves most of the memory traffic; what is
+// each weight once, so reading half a byte instead of a float32 weight
+// saves most of the memory traffic; what is
 // left is arithmetic, so each block's scale and zero point are applied once
 // per block, not once per weight:
 //   sum_j a_j (q_j - z) s = s (sum_j a_j q_j - z sum_j a_j),
@@ -16,8 +16,8 @@
 
 namespace kestrel::backends::cpu {
 
-// Rows at most for nbits4_rows: past them the float product on the
-// dequantized copy reuses each weight across rows.
+// Rows at most for nbits4_rows: past them the float product on panels of
+// dequantized columns (matmul_nbits.cpp) reuses each weight across rows.
 constexpr int64_t kNbitsRowsAtMost = 4;
 
 // One product: A [M, K] (M at most kNbitsRowsAtMost) times W [N, K]^T, W
