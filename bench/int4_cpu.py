@@ -4,8 +4,8 @@ weights dequantized, and ONNX Runtime (CPU EP, default optimizations) on both fi
 
 The models are bench/int4_gpu.py's chain (asymmetric uint4 blocks of 32 along K, packed zero points), here of a
 small decoder's widths (2048 -> 5632 -> 2048, twice) so both copies fit a small machine: one row (a token, where
-Kestrel reads the 4-bit blocks in place, unpacked in registers) and 16 (a short prompt, on the float copy made at
-load). Faithfulness: each output against ONNX Runtime's on the 4-bit file.
+Kestrel reads the 4-bit blocks in place, unpacked in registers) and 16 (a short prompt, on panels of columns
+dequantized at run time; --rows takes others). Faithfulness: each output against ONNX Runtime's on the 4-bit file.
 
   python3 bench/int4_cpu.py --kestrel build/kestrel --work /tmp/int4cpu --threads 2 [--runs 20]
 """
