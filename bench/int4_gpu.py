@@ -9,8 +9,9 @@ as ONNX Runtime's weight-only quantizer writes it (asymmetric uint4 blocks of 32
 scales); the float model holds the same weights dequantized, so every run computes the same product. Faithfulness:
 Kestrel's output against ONNX Runtime's CPU run of the same 4-bit file (cosine, max abs over the range).
 
-Kestrel's figure is the products' device time from `bench --profile` (each node waited for); torch's is the chain
-on the device timed by CUDA events.
+Kestrel's figures are from `bench --profile`: the products' time with each node waited for (a submit and a wait in
+each), and the device's own time for the run's kernels (Vulkan timestamps); torch's is the chain on the device timed
+by CUDA events.
 
   python3 bench/int4_gpu.py --kestrel build/kestrel --work /tmp/int4 [--runs 20]
 """
@@ -87,8 +88,11 @@ def chain_models(work, rows, seed, widths=WIDTHS):
 
 
 def products_ms(kestrel, model, flags, runs, vk, op):
+    """The products' ms a run with each node waited for (host clock: submit and wait included), and the
+    device's own time for all of the run's kernels (Vulkan timestamps)."""
     profile = kestrel_bench(kestrel, model, flags, runs, vk + ["--profile"])["profile"]
-    return profile["ops"][op]
+    device = sum(k["device_ms"] for k in profile.get("kernels", {}).values())
+    return profile["ops"][op], device
 
 
 def main():
@@ -117,7 +121,8 @@ def main():
             out = os.path.join(a.work, f"out_{rows}_{label.replace(' ', '_')}")
             subprocess.check_call([a.kestrel, "run", model, "--output-dir", out] + vk + flags, stdout=subprocess.DEVNULL)
             cos, err = output_agreement(np.load(os.path.join(out, "0.npy")), ref)
-            row[label] = {"ms": products_ms(a.kestrel, model, flags, a.runs, vk, op), "cos": cos, "err": err}
+            ms, device = products_ms(a.kestrel, model, flags, a.runs, vk, op)
+            row[label] = {"ms": ms, "device_ms": device, "cos": cos, "err": err}
         xs = torch.from_numpy(x).cuda().half()
         ws = [torch.from_numpy(w).cuda().half() for w in deq]
 
@@ -144,6 +149,17 @@ def main():
         k4, k4f, k16, t16 = (r[c]["ms"] for c in ("int4 fp16", "int4 fp32", "fp16 weights", "torch fp16"))
         print(f"| {r['rows']} ({r['gflop']:.1f} GFLOP) | {k4:.3f} | {k4f:.3f} | {k16:.3f} | {t16:.3f} | "
               f"{k16 / k4:.2f}x | {t16 / k4:.2f}x | {weight_bytes_4bit / k4 / 1e6:.0f} |")
+    # Each node waited for puts a submit and a wait in every node's time: the kernels' own device time
+    # (timestamps, the whole run's) is what the kernels cost.
+    print("\nThe kernels' device time alone (Vulkan timestamps, all of a run's dispatches), ms:")
+    print("| rows | Kestrel int4, fp16 run | Kestrel int4, fp32 run | Kestrel fp16 weights | torch.matmul fp16 | "
+          "int4 / torch | int4 weight GB/s | fp16 weight GB/s |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in table:
+        k4, k4f, k16 = (r[c]["device_ms"] for c in ("int4 fp16", "int4 fp32", "fp16 weights"))
+        t16 = r["torch fp16"]["ms"]
+        print(f"| {r['rows']} | {k4:.3f} | {k4f:.3f} | {k16:.3f} | {t16:.3f} | {t16 / k4:.2f}x | "
+              f"{weight_bytes_4bit / k4 / 1e6:.0f} | {weight_bytes_fp16 / k16 / 1e6:.0f} |")
     print("\nAgainst ONNX Runtime's CPU run of the 4-bit file (cosine, max abs / range):")
     for r in table:
         print(f"- {r['rows']} rows: " + "; ".join(f"{c} {r[c]['cos']:.7f}, {r[c]['err']:.1e}" for c in
