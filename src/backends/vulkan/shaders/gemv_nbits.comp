@@ -81,8 +81,10 @@ void main() {
     [[unroll]] for (uint c = 0; c < COLS; ++c) q[c] = n0 + c < pc.N ? chunk_words(n0 + c, k, column_words) : uvec4(0);
     // A chunk is one block, or two where blocks hold 16 (words 0-1, 2-3).
     uint b0 = k / uint(NB_BLOCK), b1 = (k + 16u) / uint(NB_BLOCK);
-    [[unroll]] for (uint m = 0; m < ROWS; ++m) {
-      if (m >= pc.M) break;
+    // (The rows in a loop, not unrolled: unrolled, the kernel's code was 4x
+    // as long for the one row a decoder's token has, and lavapipe's compile
+    // of it under the validation layer's instrumentation took minutes.)
+    for (uint m = 0; m < pc.M; ++m) {
       float v[CHUNK];
       chunk_a(m, k, v);
       float sum_lo = 0.0, sum_hi = 0.0;  // sum_h a_h over each half (its block)
