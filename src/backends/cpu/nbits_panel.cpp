@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "backends/cpu/nbits_rows.h"
+
 namespace kestrel::backends::cpu {
 
 void nbits4_panel(const Nbits4Weights& w, int64_t n0, int64_t n1, float* panel, int64_t ldp, CpuIsa isa) {
@@ -26,7 +28,7 @@ void nbits4_panel(const Nbits4Weights& w, int64_t n0, int64_t n1, float* panel, 
       const int64_t from = done ? live / 16 * 16 : 0;
       if (from == live) continue;
       const float s = w.scales[c * blocks + blk];
-      const int32_t z = w.zp ? (w.zp[c * ((blocks + 1) / 2) + blk / 2] >> (4 * (blk % 2))) & 15 : 8;
+      const int32_t z = nbits4_zero_point(w.zp, c, blk, blocks);
       const uint8_t* q = w.b + (c * blocks + blk) * (w.block / 2);
       for (int64_t j = from; j < live; ++j)
         panel[(k0 + j) * ldp + (c - n0)] = float(((q[j / 2] >> (4 * (j % 2))) & 15) - z) * s;

@@ -7,11 +7,6 @@ namespace {
 
 int64_t whole_groups(int64_t live) { return live / 16 * 16; }
 
-// Column n's block blk: its zero point.
-int32_t zero_point(const NbitsRows& r, int64_t n, int64_t blk, int64_t blocks) {
-  return r.zp ? (r.zp[n * ((blocks + 1) / 2) + blk / 2] >> (4 * (blk % 2))) & 15 : 8;
-}
-
 }  // namespace
 
 void NbitsRows::prepare() {
@@ -48,7 +43,7 @@ void nbits4_rows(const NbitsRows& r, int64_t n0, int64_t n1, float* y, int64_t l
     // (Blocks are whole groups of 16 but the last, which K may cut short.)
     for (int64_t blk = vector ? blocks - 1 : 0; blk < blocks; ++blk) {
       const int64_t k0 = blk * r.block, live = std::min(r.block, r.K - k0);
-      const int32_t z = zero_point(r, n, blk, blocks);
+      const int32_t z = nbits4_zero_point(r.zp, n, blk, blocks);
       const float s = r.scales[n * blocks + blk];
       const uint8_t* q = r.b + (n * blocks + blk) * (r.block / 2);
       // The vector kernel took the whole groups; this loop the rest (all of

@@ -16,6 +16,13 @@
 
 namespace kestrel::backends::cpu {
 
+// Column n's zero point for block blk of `blocks`, zp packed as B is per
+// column (null: 8). (The AVX2 files spell it out: they use no function from
+// a header, so no copy compiled for AVX2 is shared with baseline code.)
+inline int32_t nbits4_zero_point(const uint8_t* zp, int64_t n, int64_t blk, int64_t blocks) {
+  return zp ? (zp[n * ((blocks + 1) / 2) + blk / 2] >> (4 * (blk % 2))) & 15 : 8;
+}
+
 // Rows at most for nbits4_rows: past them the float product on panels of
 // dequantized columns (matmul_nbits.cpp) reuses each weight across rows.
 constexpr int64_t kNbitsRowsAtMost = 4;
