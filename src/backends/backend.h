@@ -13,6 +13,7 @@
 #include "core/tensor.h"
 #include "ir/graph.h"
 #include "ops/fused_checks.h"
+#include "ops/node_state.h"
 #include "ops/rotary_tables.h"
 #include "partition/placement_report.h"
 
@@ -71,6 +72,8 @@ struct RunOptions {
   ops::FusedChecks* fused_checks = nullptr;
   // Its rotary tables (set the same way).
   ops::RotaryCache* rotary = nullptr;
+  // What its fast kernels keep per node (ops/node_state.h; set the same way).
+  ops::NodeStateCache* node_state = nullptr;
 
   // Executors call this before each node: throws RunCancelled naming the node
   // the run stopped before, once the run is cancelled or past its deadline.
@@ -101,12 +104,14 @@ class CompiledGraph {
     RunOptions o = opts;
     if (!o.fused_checks) o.fused_checks = &checks_;
     if (!o.rotary) o.rotary = &rotary_;
+    if (!o.node_state) o.node_state = &node_state_;
     return o;
   }
 
  private:
   mutable ops::FusedChecks checks_;
   mutable ops::RotaryCache rotary_;
+  mutable ops::NodeStateCache node_state_;
 };
 
 // Floating-point operations of one node given its input and output shapes:

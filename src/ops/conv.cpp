@@ -66,13 +66,9 @@ ConvInt32Operands conv_int32_operands(const KernelContext& ctx, const ConvShape&
   return o;
 }
 
-namespace {
-
-void run_conv(KernelContext& ctx) {
-  const Tensor& X = ctx.input(0);
+void conv_reference(const KernelContext& ctx, const Tensor& X, const float* residual, Tensor& Y) {
   ConvShape s = conv_shape(ctx, X, ctx.input(1));
   const float* bias = conv_float_operands(ctx, s);
-  Tensor& Y = ctx.output(0, DType::Float32, conv_out_shape(s));
   if (Y.numel() == 0) return;
   const WindowGeom& g = s.g;
   const int64_t IS = g.in_size(), OS = g.out_size(), K = s.Cg * g.kernel_size();
@@ -88,11 +84,23 @@ void run_conv(KernelContext& ctx) {
       sgemm(ctx, false, false, s.Mg, OS, K, 1.f, w + gi * s.Mg * K, K, col.data(), OS, 0.f, yg, OS);
       for (int64_t m = 0; m < s.Mg; ++m) {
         float* row = yg + m * OS;
-        if (bias)
-          for (int64_t j = 0; j < OS; ++j) row[j] += bias[gi * s.Mg + m];
+        const float* r = residual ? residual + (yg - y) + m * OS : nullptr;
+        for (int64_t j = 0; j < OS; ++j) {
+          if (bias) row[j] += bias[gi * s.Mg + m];
+          if (r) row[j] += r[j];
+        }
         epi.apply(row, OS);
       }
     }
+}
+
+namespace {
+
+void run_conv(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  ConvShape s = conv_shape(ctx, X, ctx.input(1));
+  conv_float_operands(ctx, s);
+  conv_reference(ctx, X, nullptr, ctx.output(0, DType::Float32, conv_out_shape(s)));
 }
 
 Tensor conv_int32(const KernelContext& ctx, const ConvShape& s, const Tensor& X, const Tensor& W, const Tensor* xzp,

@@ -18,6 +18,11 @@ ConvShape conv_shape(const KernelContext& ctx, const Tensor& X, const Tensor& W)
 Shape conv_out_shape(const ConvShape& s);
 // Conv's float32 operands checked; its bias (input 2), or null.
 const float* conv_float_operands(const KernelContext& ctx, const ConvShape& s);
+// The reference float Conv of X (NCHW, which may stand in for the node's
+// input 0) with the node's weight, bias and fused activation (ops/epilogue.h),
+// the residual (Y's shape, or null) added before the activation, into Y of
+// conv_out_shape.
+void conv_reference(const KernelContext& ctx, const Tensor& X, const float* residual, Tensor& Y);
 
 // The exact int32 convolution of 8-bit X and W minus their zero points (a
 // scalar for X; a scalar or one per output channel for W).

@@ -16,6 +16,7 @@
 #include "ir/graph.h"
 #include "ops/fused_checks.h"
 #include "ops/kernel_table.h"
+#include "ops/node_state.h"
 #include "ops/products.h"
 #include "ops/rotary_tables.h"
 
@@ -54,6 +55,9 @@ class KernelContext {
   // The compiled graph's rotary tables (rotary_tables.h); throws an Error
   // naming the node where the run has none.
   virtual RotaryCache& rotary_cache() const;
+  // What fast kernels keep per node across runs (node_state.h), or null
+  // outside a compiled graph: then they prepare on every run.
+  virtual NodeStateCache* node_state() const { return nullptr; }
   // How this run computes matrix products (products.h): the plain loops
   // unless the backend has its own.
   virtual const Products& products() const { return reference_products(); }

@@ -1,6 +1,7 @@
 // The CPU backend: every registered op, run by the executor with the fast
 // kernels where they exist (or the reference kernels only, on request).
 #include "backends/backend.h"
+#include "backends/cpu/channels_last.h"
 #include "backends/cpu/conv_weight_packing.h"
 #include "backends/cpu/executor.h"
 #include "backends/cpu/qmatmul_weight_packing.h"
@@ -12,7 +13,8 @@ namespace kestrel::backends {
 namespace {
 
 // The fast kernels' own copy of the graph, with the fusions only they run
-// (residual_fusion.h) and the Conv weights packed for them
+// (residual_fusion.h), convolution chains channels-last (channels_last.h),
+// and the Conv weights packed for them
 // (conv_weight_packing.h, after the fusion, which moves Convs), and the
 // quantized MatMuls' (qmatmul_weight_packing.h); nullopt where the graph is
 // run as given. (MatMulNBits reads its packed blocks as the file holds them:
@@ -21,7 +23,10 @@ std::optional<ir::Graph> fused_for_fast_kernels(const ir::Graph& g, CpuKernels k
   if (kernels != CpuKernels::Fast) return std::nullopt;
   ir::Graph copy = g;  // (tensors share their storage)
   const int fused = cpu::fuse_residual_adds(copy);
-  if (fused + cpu::pack_conv_weights(copy) + cpu::pack_qmatmul_weights(copy) == 0)
+  // (After the residual fusion, whose Convs it moves; before the packing,
+  // which is for the planar kernels.)
+  const int moved = cpu::channels_last_suits_cpu() ? cpu::channels_last_chains(copy) : 0;
+  if (fused + moved + cpu::pack_conv_weights(copy) + cpu::pack_qmatmul_weights(copy) == 0)
     return std::nullopt;
   return copy;
 }

@@ -148,6 +148,7 @@ class CpuKernelContext : public ops::KernelContext {
   ops::RotaryCache& rotary_cache() const override {
     return opts_.rotary ? *opts_.rotary : ops::KernelContext::rotary_cache();
   }
+  ops::NodeStateCache* node_state() const override { return opts_.node_state; }
   std::vector<Tensor> run_subgraph(const ir::Graph& g, const std::vector<Tensor>& inputs) override {
     return execute(plan_.subgraph(g), inputs, &scope_, opts_);
   }

@@ -1,0 +1,269 @@
+#include "backends/cpu/channels_last.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "backends/cpu/residual_fusion.h"
+#include "core/cpu_isa.h"
+#include "ops/conv_channels_last.h"
+#include "passes/graph_uses.h"
+
+namespace kestrel::backends::cpu {
+namespace {
+
+// A chain is kept with at least this many Convs per reorder at its ends.
+constexpr int kConvsPerReorder = 4;
+
+bool default_op(const ir::Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+
+bool scalar_constant(const ir::Graph& g, int v) {
+  auto it = g.initializers.find(v);
+  return it != g.initializers.end() && it->second.numel() == 1;
+}
+
+// A Conv the oneDNN kernel takes: float32, 2-D, constant weight.
+bool conv_candidate(const ir::Graph& g, const ir::Node& n) {
+  if (!default_op(n, "Conv") || n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs[0] < 0)
+    return false;
+  auto w = g.initializers.find(n.inputs[1]);
+  if (w == g.initializers.end() || w->second.rank() != 4 || w->second.dtype() != DType::Float32) return false;
+  if (g.values[size_t(n.inputs[0])].dtype != DType::Float32) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && !g.initializers.count(n.inputs[2])) return false;
+  const int64_t r = n.attr_i(kResidualAttr, -1);
+  return n.inputs.size() <= 3 || (r == 3 && n.inputs.size() == 4);
+}
+
+// Ops computed element by element, the same in any layout.
+bool elementwise(const ir::Node& n) {
+  static const std::set<std::string> unary{"Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+                                           "Elu", "Selu", "Softplus", "Abs", "Neg", "Exp", "Sqrt", "Identity"};
+  static const std::set<std::string> binary{"Add", "Sub", "Mul", "Div", "Max", "Min"};
+  if (!n.domain.empty() || n.outputs.size() != 1) return false;
+  return unary.count(n.op_type) || binary.count(n.op_type) || n.op_type == "Clip";
+}
+
+// The data inputs of a member node that are in the layout (X and the
+// residual of a Conv; every input of the others but a Clip's bounds).
+std::vector<size_t> layout_inputs(const ir::Node& n) {
+  if (default_op(n, "Conv")) return n.inputs.size() == 4 ? std::vector<size_t>{0, 3} : std::vector<size_t>{0};
+  if (default_op(n, "Clip")) return {0};
+  std::vector<size_t> all(n.inputs.size());
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+bool concat_on_channels(const ir::Node& n) {
+  if (!default_op(n, "Concat")) return false;
+  const int64_t axis = n.attr_i("axis", 0);
+  return axis == 1 || axis == -3;
+}
+
+// Which nodes join the layout, given the Convs allowed to.
+std::vector<bool> members(const ir::Graph& g, const std::vector<bool>& conv_ok) {
+  std::vector<bool> member(g.nodes.size(), false), cl(g.values.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    bool in = false;
+    if (conv_ok[i]) {
+      in = true;
+    } else if (elementwise(n) || concat_on_channels(n)) {
+      // Every input in the layout, but constant scalars (and a Clip's bounds).
+      bool any = false, all = true;
+      for (size_t k : layout_inputs(n)) {
+        const int v = n.inputs[k];
+        if (v < 0) continue;
+        if (cl[size_t(v)]) any = true;
+        else if (!(elementwise(n) && scalar_constant(g, v))) all = false;
+      }
+      if (default_op(n, "Clip"))
+        for (size_t k = 1; k < n.inputs.size(); ++k) all = all && (n.inputs[k] < 0 || g.initializers.count(n.inputs[k]));
+      in = any && all;
+    }
+    if (!in) continue;
+    member[i] = true;
+    cl[size_t(n.outputs[0])] = true;
+  }
+  return member;
+}
+
+int find_root(std::vector<int>& parent, int i) {
+  while (parent[size_t(i)] != i) i = parent[size_t(i)] = parent[size_t(parent[size_t(i)])];
+  return i;
+}
+
+ir::Attribute ints_attr(std::vector<int64_t> v) {
+  ir::Attribute a;
+  a.kind = ir::Attribute::Kind::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+// A new value for the other layout of v (its shape permuted where known).
+int layout_twin(ir::Graph& g, int v, bool to_channels_last) {
+  const ir::Value src = g.values[size_t(v)];
+  const int t = g.add_value(src.name + (to_channels_last ? ".channels_last" : ".channels_first"));
+  ir::Value& dst = g.values[size_t(t)];
+  dst.dtype = src.dtype;
+  if (src.shape && src.shape->size() == 4) {
+    const auto& s = *src.shape;
+    dst.shape = to_channels_last ? std::vector<ir::Dim>{s[0], s[2], s[3], s[1]} : std::vector<ir::Dim>{s[0], s[3], s[1], s[2]};
+  }
+  return t;
+}
+
+// A 1x1 stride-1 Conv of fewer than 16 output channels, no residual: its
+// kernel writes a planar output at no cost (ops/conv_channels_last.h).
+bool few_channels_pointwise(const ir::Graph& g, const ir::Node& n) {
+  const Tensor& w = g.initializers.at(n.inputs[1]);
+  if (w.dim(0) >= 16 || w.dim(2) != 1 || w.dim(3) != 1 || n.attr_i("group", 1) != 1 || n.inputs.size() > 3) return false;
+  const std::string pad = n.attr_s("auto_pad", "NOTSET");
+  for (int64_t v : n.attr_ints("strides")) if (v != 1) return false;
+  for (int64_t v : n.attr_ints("pads")) if (v != 0) return false;
+  return pad == "NOTSET" || pad == "VALID";
+}
+
+ir::Node transpose(const std::string& name, int opset, int from, int to, bool to_channels_last) {
+  ir::Node t;
+  t.name = name;
+  t.op_type = "Transpose";
+  t.opset = opset;
+  t.inputs = {from};
+  t.outputs = {to};
+  t.attrs["perm"] = ints_attr(to_channels_last ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2});
+  return t;
+}
+
+}  // namespace
+
+bool channels_last_suits_cpu() { return KESTREL_X86 && cpu_isa() >= CpuIsa::Avx2; }
+
+int channels_last_chains(ir::Graph& g) {
+  std::vector<bool> conv_ok(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) conv_ok[i] = conv_candidate(g, g.nodes[i]);
+  std::vector<bool> member;
+  // Drop the chains of fewer than two Convs until none is left.
+  for (bool again = true; again;) {
+    again = false;
+    member = members(g, conv_ok);
+    std::vector<int> parent(g.nodes.size());
+    std::iota(parent.begin(), parent.end(), 0);
+    std::vector<int> producer(g.values.size(), -1);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!member[i]) continue;
+      for (size_t k : layout_inputs(g.nodes[i])) {
+        const int v = k < g.nodes[i].inputs.size() ? g.nodes[i].inputs[k] : -1;
+        if (v >= 0 && producer[size_t(v)] >= 0)
+          parent[size_t(find_root(parent, int(i)))] = find_root(parent, producer[size_t(v)]);
+      }
+      producer[size_t(g.nodes[i].outputs[0])] = int(i);
+    }
+    // Per chain: its Convs, and the reorders at its ends (values entering,
+    // and values leaving for a planar reader).
+    std::vector<int> convs(g.nodes.size(), 0), reorders(g.nodes.size(), 0);
+    std::vector<bool> read_planar(g.values.size(), false);
+    for (int v : g.outputs) read_planar[size_t(v)] = true;
+    std::set<std::pair<int, int>> entering;  // (chain, value)
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& n = g.nodes[i];
+      const std::vector<size_t> li = member[i] ? layout_inputs(n) : std::vector<size_t>{};
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const int v = n.inputs[k];
+        if (v < 0) continue;
+        const bool in_layout = std::find(li.begin(), li.end(), k) != li.end();
+        if (!in_layout) read_planar[size_t(v)] = true;
+        else if (producer[size_t(v)] < 0 && !scalar_constant(g, v)) entering.insert({find_root(parent, int(i)), v});
+      }
+    }
+    for (const auto& e : entering) ++reorders[size_t(e.first)];
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      if (!member[i]) continue;
+      const int root = find_root(parent, int(i));
+      if (conv_ok[i]) ++convs[size_t(root)];
+      const bool free_exit = conv_ok[i] && few_channels_pointwise(g, g.nodes[i]);
+      if (read_planar[size_t(g.nodes[i].outputs[0])] && !free_exit) ++reorders[size_t(root)];
+    }
+    // A chain pays for its reorders only when they are few beside its
+    // layers: PP-OCR's classifier leaves the layout at each squeeze-and-
+    // excite pool (53 Convs, 20 reorders) and BlazeFace front at each pooled
+    // residual (37, 25), both slower so; UltraFace (52, 3), YOLOX-nano and
+    // M-LSD (one reorder to 5 to 9 Convs) gain (BENCHMARKS.md).
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const int root = find_root(parent, int(i));
+      if (conv_ok[i] && convs[size_t(root)] < std::max(2, kConvsPerReorder * reorders[size_t(root)]))
+        conv_ok[i] = false, again = true;
+    }
+  }
+  const int moved = int(std::count_if(conv_ok.begin(), conv_ok.end(), [](bool b) { return b; }));
+  if (moved == 0) return 0;
+
+  const passes::GraphUses uses(g);
+  std::vector<int> twin_cl(g.values.size(), -1);  // value -> its channels-last twin
+  std::vector<bool> read_planar(g.values.size(), false);  // read by a non-member, or the graph's output
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const int v = n.inputs[k];
+      if (v < 0) continue;
+      const auto li = member[i] ? layout_inputs(n) : std::vector<size_t>{};
+      if (std::find(li.begin(), li.end(), k) == li.end()) read_planar[size_t(v)] = true;
+    }
+  }
+  for (int v : g.outputs) read_planar[size_t(v)] = true;
+  std::vector<bool> read_in_layout(g.values.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (member[i])
+      for (size_t k : layout_inputs(g.nodes[i]))
+        if (k < g.nodes[i].inputs.size() && g.nodes[i].inputs[k] >= 0) read_in_layout[size_t(g.nodes[i].inputs[k])] = true;
+
+  std::vector<ir::Node> out;
+  out.reserve(g.nodes.size() + 16);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    ir::Node n = g.nodes[i];
+    const int opset = n.opset;  // the default domain's, for the Transposes
+    if (!member[i]) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    for (size_t k : layout_inputs(n)) {
+      const int v = n.inputs[k];
+      if (v < 0 || scalar_constant(g, v)) continue;
+      if (twin_cl[size_t(v)] < 0) {  // enters the layout here
+        twin_cl[size_t(v)] = layout_twin(g, v, true);
+        out.push_back(transpose(n.name + "/to_channels_last_" + std::to_string(k), n.opset, v, twin_cl[size_t(v)], true));
+      }
+      n.inputs[k] = twin_cl[size_t(v)];
+    }
+    const int y = n.outputs[0];
+    if (default_op(n, "Conv") && !read_in_layout[size_t(y)] && few_channels_pointwise(g, n)) {
+      n.op_type = "ConvChannelsLast";  // the chain ends in this layer's planar output
+      n.domain = "com.kestrel";
+      n.opset = 1;
+      n.attrs[ops::kPlanarOutputAttr].kind = ir::Attribute::Kind::Int;
+      n.attrs[ops::kPlanarOutputAttr].i = 1;
+      out.push_back(std::move(n));
+      continue;
+    }
+    const int y_cl = layout_twin(g, y, true);
+    twin_cl[size_t(y)] = y_cl;
+    n.outputs[0] = y_cl;
+    if (default_op(n, "Conv")) {
+      n.op_type = "ConvChannelsLast";
+      n.domain = "com.kestrel";
+      n.attrs.erase(kResidualAttr);
+      n.inputs.resize(std::max<size_t>(n.inputs.size(), 3), -1);
+    } else if (concat_on_channels(n)) {
+      n.attrs["axis"].kind = ir::Attribute::Kind::Int;
+      n.attrs["axis"].i = 3;
+    }
+    if (n.op_type == "ConvChannelsLast") n.opset = 1;
+    const std::string name = n.name;
+    out.push_back(std::move(n));
+    if (read_planar[size_t(y)] || !uses.only_node_inputs_read(y))  // leaves the layout here
+      out.push_back(transpose(name + "/to_channels_first", opset, y_cl, y, false));
+  }
+  g.nodes = std::move(out);
+  return moved;
+}
+
+}  // namespace kestrel::backends::cpu

@@ -1,0 +1,141 @@
+// The CPU backend's layout pass (backends/cpu/channels_last.h): a chain of
+// convolutions runs channels-last on oneDNN (ConvChannelsLast), entering
+// and leaving through one Transpose each, with the reference kernels'
+// answer (they run the graph as given); a chain of too few layers for its
+// reorders, and a CPU below AVX2, keep the planar kernels.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "core/compare.h"
+#include "core/cpu_isa.h"
+#include "runtime/session_options.h"
+#include "onnx_builders.h"
+#include "runtime/session.h"
+
+using namespace kestrel;
+using namespace kestrel::test;
+
+namespace {
+
+void fill(onnx::TensorProto* t, int n, int seed) {
+  for (int i = 0; i < n; ++i) t->set_float_data(i, float((i * 37 + seed * 11) % 29) / 29.0f - 0.5f);
+}
+
+onnx::NodeProto* conv(onnx::GraphProto* g, const std::string& x, int cin, int cout, int k, const std::string& y,
+                      int seed, int group = 1, int stride = 1) {
+  const std::string w = y + "_w", b = y + "_b";
+  fill(add_float_initializer(g, w, {cout, cin / group, k, k}), cout * (cin / group) * k * k, seed);
+  fill(add_float_initializer(g, b, {cout}), cout, seed + 1);
+  auto* n = add_node(g, "Conv", {x, w, b}, {y}, y);
+  set_ints(n, "pads", std::vector<int64_t>(4, k / 2));
+  if (group > 1) set_int(n, "group", group);
+  if (stride > 1) set_ints(n, "strides", {stride, stride});
+  return n;
+}
+
+// x [1,8,20,20]:
+//   a = Relu(Conv3x3 8->16 (x))
+//   d = Relu(Conv1x1(Relu(DepthwiseConv3x3(a))) + a)   (a residual the CPU fuses)
+//   e = Sigmoid(Conv3x3 stride 2 (d)) * 0.5            (elementwise, a scalar)
+//   f = Concat(e, Conv1x1(Conv1x1(Conv1x1(e))), axis 1)
+//   heads = Conv1x1 48->6 (f)                          (planar output, no reorder)
+// outputs: heads, and f (one reorder out). Eight Convs, two reorders.
+std::string chain_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 8, 20, 20});
+  conv(g, "x", 8, 16, 3, "ca", 1);
+  add_node(g, "Relu", {"ca"}, {"a"}, "relu_a");
+  conv(g, "a", 16, 16, 3, "cdw", 3, 16);
+  add_node(g, "Relu", {"cdw"}, {"dw"}, "relu_dw");
+  conv(g, "dw", 16, 16, 1, "cpw", 5);
+  add_node(g, "Add", {"cpw", "a"}, {"s"}, "add");
+  add_node(g, "Relu", {"s"}, {"d"}, "relu_d");
+  conv(g, "d", 16, 24, 3, "cs2", 7, 1, 2);
+  add_node(g, "Sigmoid", {"cs2"}, {"sg"}, "sigmoid");
+  fill(add_float_initializer(g, "half", {}), 1, 9);
+  add_node(g, "Mul", {"sg", "half"}, {"e"}, "mul");
+  conv(g, "e", 24, 24, 1, "c1", 11);
+  conv(g, "c1", 24, 24, 1, "c2", 13);
+  conv(g, "c2", 24, 24, 1, "c3", 15);
+  set_int(add_node(g, "Concat", {"e", "c3"}, {"f"}, "concat"), "axis", 1);
+  conv(g, "f", 48, 6, 1, "heads", 17);
+  add_output(g, "heads");
+  add_output(g, "f");
+  return bytes_of(m);
+}
+
+// x -> Conv3x3 -> Conv1x1 -> output: two Convs for two reorders.
+std::string short_chain_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 8, 20, 20});
+  conv(g, "x", 8, 16, 3, "c1", 1);
+  conv(g, "c1", 16, 16, 1, "c2", 3);
+  add_output(g, "c2");
+  return bytes_of(m);
+}
+
+void count_op(void* user, const backends::NodeTiming& t) { (*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]++; }
+
+struct Traced {
+  std::vector<Tensor> outputs;
+  std::map<std::string, int> ops;
+};
+
+Traced run(const std::string& bytes, CpuKernels kernels, CpuIsa isa = CpuIsa::Avx512) {
+  ProcessOptions process = process_options();
+  const ProcessOptions before = process;
+  process.cpu_isa = isa;  // (applied as the session is made)
+  set_process_options(process);
+  SessionOptions o;
+  o.backend = BackendChoice::Cpu;
+  o.cpu_kernels = kernels;
+  o.threads = 2;
+  auto s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  set_process_options(before);
+  Tensor x(DType::Float32, {1, 8, 20, 20});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 13) % 31) / 31.0f - 0.5f;
+  Traced t;
+  t.outputs = s->run_traced({{"x", x}}, count_op, &t.ops);
+  return t;
+}
+
+void expect_reference_answer(const Traced& got, const Traced& want) {
+  ASSERT_EQ(got.outputs.size(), want.outputs.size());
+  for (size_t i = 0; i < got.outputs.size(); ++i) {
+    ASSERT_EQ(got.outputs[i].shape(), want.outputs[i].shape()) << "output " << i;
+    const Agreement a = agreement(got.outputs[i], want.outputs[i]);
+    EXPECT_GE(a.cosine, 0.9999999) << "output " << i;
+    EXPECT_LE(a.max_rel, 1e-5) << "output " << i;  // float32 sums in another order
+  }
+}
+
+bool avx2_cpu() { return KESTREL_X86 && cpu_isa_detected() >= CpuIsa::Avx2; }
+
+}  // namespace
+
+TEST(CpuChannelsLast, AChainRunsChannelsLastWithTheReferencesAnswer) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const Traced got = run(chain_model(), CpuKernels::Fast), want = run(chain_model(), CpuKernels::Reference);
+  EXPECT_EQ(want.ops.at("Conv"), 8);
+  // Every Conv channels-last; x enters and f leaves through a Transpose
+  // each; the heads write their planar output themselves; the Relus, the
+  // Sigmoid and the residual Add are inside their Convs.
+  EXPECT_EQ(got.ops, (std::map<std::string, int>{{"ConvChannelsLast", 8}, {"Transpose", 2}, {"Mul", 1}, {"Concat", 1}}));
+  expect_reference_answer(got, want);
+}
+
+TEST(CpuChannelsLast, TooFewLayersForTheirReordersStayPlanar) {
+  const Traced got = run(short_chain_model(), CpuKernels::Fast), want = run(short_chain_model(), CpuKernels::Reference);
+  EXPECT_EQ(got.ops, (std::map<std::string, int>{{"Conv", 2}}));
+  expect_reference_answer(got, want);
+}
+
+TEST(CpuChannelsLast, BelowAvx2TheChainStaysPlanar) {
+  const Traced got = run(chain_model(), CpuKernels::Fast, CpuIsa::Baseline);
+  EXPECT_EQ(got.ops.count("ConvChannelsLast"), 0u);
+  EXPECT_EQ(got.ops.count("Conv") ? got.ops.at("Conv") : 0, 8);
+  expect_reference_answer(got, run(chain_model(), CpuKernels::Reference));
+}
