@@ -11,7 +11,8 @@
 //        d = Transpose(d', 0 3 1 2); e = Resize(d)
 //
 // Members: Conv with a constant 4-D float32 weight (its fused residual and
-// activation kept); elementwise ops whose tensor inputs are all
+// activation kept; not a 1x1 layer adding a residual of a ragged channel
+// count, which the planar kernel does better); elementwise ops whose tensor inputs are all
 // channels-last members' outputs (or constant scalars: a rank-4 broadcast
 // reads the same under one permutation of both sides); Concat along the
 // channels. A value leaves the layout through one Transpose where anything
