@@ -13,6 +13,7 @@
 
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/onednn_engine.h"
+#include "core/cpu_isa.h"
 
 namespace kestrel::backends::cpu {
 namespace {
@@ -27,7 +28,8 @@ void run_transpose(ops::KernelContext& ctx) {
     return run_reference_kernel(ctx);  // (which also names a bad perm)
   const bool to_channels_last = perm == std::vector<int64_t>{0, 2, 3, 1};
   const bool last_two = (r == 2 && perm == std::vector<int64_t>{1, 0}) || (r == 3 && perm == std::vector<int64_t>{0, 2, 1});
-  if (!to_channels_last && !last_two) return run_reference_kernel(ctx);
+  // (Measured on x86-64 only: elsewhere the strided copy stays.)
+  if (!KESTREL_X86 || (!to_channels_last && !last_two)) return run_reference_kernel(ctx);
   std::vector<bool> seen(size_t(r), false);
   for (int64_t p : perm) {
     if (p < 0 || p >= r || seen[size_t(p)]) return run_reference_kernel(ctx);
