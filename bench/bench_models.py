@@ -25,6 +25,8 @@ MODELS = [
     ("mlsd tiny 320", "mlsd_tiny_320.onnx", []),
     ("mlsd large 320", "mlsd_large_320.onnx", []),
     ("silero vad 512 samples", "silero_vad.onnx", None),
+    ("ultraface 320", "ultraface_320.onnx", []),
+    ("yolox nano 416", "yolox_nano.onnx", []),
 ]
 
 
