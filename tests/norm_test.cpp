@@ -2,6 +2,8 @@
 // kernels that ONNX's backend suite does not make.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <random>
 
@@ -129,6 +131,19 @@ TEST(ReduceSum, FloatAccumulatesWithoutLosingSmallTerms) {
   Tensor y = OneNode("ReduceSum", 13).attr_i("keepdims", 0).run({Tensor::from_f32({1002}, v)})[0];
   EXPECT_EQ(y.shape(), Shape{});
   EXPECT_EQ(y.to_f32()[0], 1000.0f);
+}
+
+TEST(Reduce, Int64SumsWrapAroundInsteadOfOverflowing) {
+  // 2^32 squared is 2^64: zero in 64-bit two's complement (a fuzzed model
+  // folded this at load, a signed overflow before). The sum and product of
+  // the largest int64 wrap the same way.
+  const int64_t big = int64_t(1) << 32, top = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(OneNode("ReduceSumSquare", 13).attr_i("keepdims", 0).run({Tensor::from_i64({big, 3})})[0].data<int64_t>()[0], 9);
+  EXPECT_EQ(OneNode("ReduceSum", 13).attr_i("keepdims", 0).run({Tensor::from_i64({top, 1})})[0].data<int64_t>()[0],
+            std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(OneNode("ReduceProd", 13).attr_i("keepdims", 0).run({Tensor::from_i64({big, big, 5})})[0].data<int64_t>()[0], 0);
+  EXPECT_EQ(OneNode("ReduceL1", 13).attr_i("keepdims", 0).run({Tensor::from_i64({std::numeric_limits<int64_t>::min(), 1})})[0].data<int64_t>()[0],
+            std::numeric_limits<int64_t>::min() + 1);
 }
 
 TEST(Reduce, MiddleAxisAndAxesAttributeBeforeOpset18) {

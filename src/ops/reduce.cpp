@@ -2,11 +2,24 @@
 // ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "ops/reduce_util.h"
 
 namespace kestrel::ops {
 namespace {
+
+// Integer accumulators wrap around on overflow, as two's complement (what
+// ONNX Runtime's plain loops give), without a signed overflow's undefined
+// behaviour; float ones add and multiply as usual.
+template <typename A> A wrapping_add(A a, A b) {
+  if constexpr (std::is_integral_v<A>) return A(std::make_unsigned_t<A>(a) + std::make_unsigned_t<A>(b));
+  else return a + b;
+}
+template <typename A> A wrapping_mul(A a, A b) {
+  if constexpr (std::is_integral_v<A>) return A(std::make_unsigned_t<A>(a) * std::make_unsigned_t<A>(b));
+  else return a * b;
+}
 
 // Each reducer: an accumulator type, its start value, how an element joins it
 // and how the result is read out (given the element count).
@@ -14,7 +27,7 @@ template <typename T>
 struct SumR {
   using A = acc_t<T>;
   static A init() { return 0; }
-  static void add(A& a, T x) { a += A(x); }
+  static void add(A& a, T x) { a = wrapping_add(a, A(x)); }
   static T finish(A a, int64_t) { return T(a); }
 };
 template <typename T>
@@ -28,14 +41,14 @@ struct MeanR : SumR<T> {
 template <typename T>
 struct SumSquareR : SumR<T> {
   using A = acc_t<T>;
-  static void add(A& a, T x) { a += A(x) * A(x); }
+  static void add(A& a, T x) { a = wrapping_add(a, wrapping_mul(A(x), A(x))); }
 };
 template <typename T>
 struct L1R : SumR<T> {
   using A = acc_t<T>;
   static void add(A& a, T x) {
-    if constexpr (std::is_signed_v<T>) a += A(x < 0 ? -A(x) : A(x));
-    else a += A(x);
+    if constexpr (std::is_signed_v<T>) a = wrapping_add(a, x < 0 ? wrapping_mul(A(x), A(-1)) : A(x));
+    else a = wrapping_add(a, A(x));
   }
 };
 template <typename T>
@@ -52,7 +65,7 @@ template <typename T>
 struct ProdR {
   using A = acc_t<T>;
   static A init() { return 1; }
-  static void add(A& a, T x) { a *= A(x); }
+  static void add(A& a, T x) { a = wrapping_mul(a, A(x)); }
   static T finish(A a, int64_t) { return T(a); }
 };
 template <typename T>
