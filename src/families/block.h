@@ -76,23 +76,7 @@ bool assemble_chain(const GraphIndex& gi, const std::vector<Layer>& layers, cons
   return true;
 }
 
-// Attributes of a fused node.
-inline void set_attr(ir::Node& n, const char* k, int64_t v) {
-  n.attrs[k].kind = ir::Attribute::Kind::Int;
-  n.attrs[k].i = v;
-}
-inline void set_attr(ir::Node& n, const char* k, const std::string& v) {
-  n.attrs[k].kind = ir::Attribute::Kind::String;
-  n.attrs[k].s = v;
-}
-inline void set_attr(ir::Node& n, const char* k, const std::vector<float>& v) {
-  n.attrs[k].kind = ir::Attribute::Kind::Floats;
-  n.attrs[k].floats = v;
-}
-inline void set_attr(ir::Node& n, const char* k, const std::vector<int64_t>& v) {
-  n.attrs[k].kind = ir::Attribute::Kind::Ints;
-  n.attrs[k].ints = v;
-}
+// (Attributes of a fused node are set by ir::set_attr, ir/graph.h.)
 
 // The attributes every fused encoder node carries, from its claim: layers,
 // heads, head_dim, claim_id, family, activation, and per layer the two

@@ -78,6 +78,25 @@ struct Graph {
   int add_value(const std::string& name);    // returns the existing id if present
 };
 
+// Sets attribute k of n, replacing any of that name (what the rewrites
+// write onto the nodes they make or change).
+inline void set_attr(Node& n, const char* k, int64_t v) {
+  n.attrs[k].kind = Attribute::Kind::Int;
+  n.attrs[k].i = v;
+}
+inline void set_attr(Node& n, const char* k, const std::string& v) {
+  n.attrs[k].kind = Attribute::Kind::String;
+  n.attrs[k].s = v;
+}
+inline void set_attr(Node& n, const char* k, const std::vector<float>& v) {
+  n.attrs[k].kind = Attribute::Kind::Floats;
+  n.attrs[k].floats = v;
+}
+inline void set_attr(Node& n, const char* k, const std::vector<int64_t>& v) {
+  n.attrs[k].kind = Attribute::Kind::Ints;
+  n.attrs[k].ints = v;
+}
+
 // Names that a node's subgraphs (If branches, Loop bodies), at any depth,
 // read from scopes outside themselves: implicit inputs of the node.
 std::vector<std::string> implicit_reads(const Node& n);

@@ -63,10 +63,7 @@ int fuse_pads(ir::Graph& g) {
       conv_pads[size_t(d)] += pads[size_t(2 + d)];                       // begin of spatial dim d
       conv_pads[size_t(spatial + d)] += pads[size_t(rank + 2 + d)];      // end of spatial dim d
     }
-    ir::Attribute a;
-    a.kind = ir::Attribute::Kind::Ints;
-    a.ints = conv_pads;
-    conv.attrs["pads"] = a;
+    ir::set_attr(conv, "pads", conv_pads);
     conv.inputs[0] = pad.inputs[0];
     removed[size_t(p)] = true;
     ++fused;

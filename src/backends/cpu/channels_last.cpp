@@ -99,13 +99,6 @@ int find_root(std::vector<int>& parent, int i) {
   return i;
 }
 
-ir::Attribute ints_attr(std::vector<int64_t> v) {
-  ir::Attribute a;
-  a.kind = ir::Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-
 // A new value for the other layout of v (its shape permuted where known).
 int layout_twin(ir::Graph& g, int v, bool to_channels_last) {
   const ir::Value src = g.values[size_t(v)];
@@ -130,6 +123,15 @@ bool few_channels_pointwise(const ir::Graph& g, const ir::Node& n) {
   return pad == "NOTSET" || pad == "VALID";
 }
 
+// Conv n as ConvChannelsLast (its residual, if any, stays input 3).
+void to_conv_channels_last(ir::Node& n) {
+  n.op_type = "ConvChannelsLast";
+  n.domain = "com.kestrel";
+  n.opset = 1;
+  n.attrs.erase(kResidualAttr);
+  n.inputs.resize(std::max<size_t>(n.inputs.size(), 3), -1);
+}
+
 ir::Node transpose(const std::string& name, int opset, int from, int to, bool to_channels_last) {
   ir::Node t;
   t.name = name;
@@ -137,7 +139,7 @@ ir::Node transpose(const std::string& name, int opset, int from, int to, bool to
   t.opset = opset;
   t.inputs = {from};
   t.outputs = {to};
-  t.attrs["perm"] = ints_attr(to_channels_last ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2});
+  ir::set_attr(t, "perm", to_channels_last ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2});
   return t;
 }
 
@@ -149,7 +151,10 @@ int channels_last_chains(ir::Graph& g) {
   std::vector<bool> conv_ok(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) conv_ok[i] = conv_candidate(g, g.nodes[i]);
   std::vector<bool> member;
-  // Drop the chains of fewer than two Convs until none is left.
+  // Values read by a non-member or returned by the graph, for the final
+  // member set once the loop settles (its last round changes nothing).
+  std::vector<bool> read_planar;
+  // Drop the chains too short for their reorders until none is left.
   for (bool again = true; again;) {
     again = false;
     member = members(g, conv_ok);
@@ -168,7 +173,7 @@ int channels_last_chains(ir::Graph& g) {
     // Per chain: its Convs, and the reorders at its ends (values entering,
     // and values leaving for a planar reader).
     std::vector<int> convs(g.nodes.size(), 0), reorders(g.nodes.size(), 0);
-    std::vector<bool> read_planar(g.values.size(), false);
+    read_planar.assign(g.values.size(), false);
     for (int v : g.outputs) read_planar[size_t(v)] = true;
     std::set<std::pair<int, int>> entering;  // (chain, value)
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -206,17 +211,6 @@ int channels_last_chains(ir::Graph& g) {
 
   const passes::GraphUses uses(g);
   std::vector<int> twin_cl(g.values.size(), -1);  // value -> its channels-last twin
-  std::vector<bool> read_planar(g.values.size(), false);  // read by a non-member, or the graph's output
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const ir::Node& n = g.nodes[i];
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      const int v = n.inputs[k];
-      if (v < 0) continue;
-      const auto li = member[i] ? layout_inputs(n) : std::vector<size_t>{};
-      if (std::find(li.begin(), li.end(), k) == li.end()) read_planar[size_t(v)] = true;
-    }
-  }
-  for (int v : g.outputs) read_planar[size_t(v)] = true;
   std::vector<bool> read_in_layout(g.values.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (member[i])
@@ -243,27 +237,16 @@ int channels_last_chains(ir::Graph& g) {
     }
     const int y = n.outputs[0];
     if (default_op(n, "Conv") && !read_in_layout[size_t(y)] && few_channels_pointwise(g, n)) {
-      n.op_type = "ConvChannelsLast";  // the chain ends in this layer's planar output
-      n.domain = "com.kestrel";
-      n.opset = 1;
-      n.attrs[ops::kPlanarOutputAttr].kind = ir::Attribute::Kind::Int;
-      n.attrs[ops::kPlanarOutputAttr].i = 1;
+      to_conv_channels_last(n);  // the chain ends in this layer's planar output
+      ir::set_attr(n, ops::kPlanarOutputAttr, int64_t(1));
       out.push_back(std::move(n));
       continue;
     }
     const int y_cl = layout_twin(g, y, true);
     twin_cl[size_t(y)] = y_cl;
     n.outputs[0] = y_cl;
-    if (default_op(n, "Conv")) {
-      n.op_type = "ConvChannelsLast";
-      n.domain = "com.kestrel";
-      n.attrs.erase(kResidualAttr);
-      n.inputs.resize(std::max<size_t>(n.inputs.size(), 3), -1);
-    } else if (concat_on_channels(n)) {
-      n.attrs["axis"].kind = ir::Attribute::Kind::Int;
-      n.attrs["axis"].i = 3;
-    }
-    if (n.op_type == "ConvChannelsLast") n.opset = 1;
+    if (default_op(n, "Conv")) to_conv_channels_last(n);
+    else if (concat_on_channels(n)) ir::set_attr(n, "axis", int64_t(3));
     const std::string name = n.name;
     out.push_back(std::move(n));
     if (read_planar[size_t(y)] || !uses.only_node_inputs_read(y))  // leaves the layout here

@@ -52,8 +52,7 @@ bool onednn_activation(const ops::Epilogue& e, dnnl::algorithm& alg, float& alph
   }
 }
 
-std::shared_ptr<Prepared> prepare(const KernelContext& ctx, const ConvShape& s, const float* w, bool bias, bool sum,
-                                  const ops::Epilogue& epi) {
+std::shared_ptr<Prepared> prepare(const ConvShape& s, const float* w, bool bias, bool sum, const ops::Epilogue& epi) {
   const ops::WindowGeom& g = s.g;
   const dnnl::memory::dims src{s.N, s.C, g.in[0], g.in[1]}, dst{s.N, s.M, g.out[0], g.out[1]};
   const bool grouped = s.group > 1;
@@ -92,7 +91,6 @@ std::shared_ptr<Prepared> prepare(const KernelContext& ctx, const ConvShape& s, 
   p->weights = dnnl::memory(pd.weights_desc(), onednn_engine());
   dnnl::reorder(user, p->weights).execute(onednn_stream(), user, p->weights);
   onednn_stream().wait();
-  (void)ctx;
   return p;
 }
 
@@ -156,7 +154,7 @@ void run_conv_channels_last(KernelContext& ctx) {
   std::ostringstream key;
   key << shape_str(X.shape()) << '/' << ctx.threads() << '/' << W.data<float>() << '/' << bool(bias) << '/'
       << bool(residual);
-  auto make = [&] { return prepare(ctx, s, W.data<float>(), bias, residual, epi); };
+  auto make = [&] { return prepare(s, W.data<float>(), bias, residual, epi); };
   std::shared_ptr<Prepared> p;
   try {
     p = ctx.node_state() ? ctx.node_state()->get<Prepared>(&ctx.node, key.str(), make) : make();
