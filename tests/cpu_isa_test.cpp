@@ -270,6 +270,57 @@ TEST_P(AtEachLevel, QuantizedMatMulsGiveTheReferencesBits) {
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
 }
 
+// The quantized convolutions' packed product (backends/cpu/qlinear_conv.cpp:
+// vpdpbusd on AVX-512 VNNI, int16 pairs on AVX2 alone, the exact general
+// convolution at the baseline) gives the reference kernels' bits at each
+// level: QLinearConv requantized, ConvInteger as int32. Two groups of 10
+// output channels (rows past a block of 4 and of 8), uint8 weights whose
+// zero points are not 128 (each position's sum joins), int8 data, a 3x3
+// window with padding and stride 2 (gathered columns) and a 1x1 one at
+// stride 1 (read in place), 9 x 13 maps (columns past a block of 16).
+TEST_P(AtEachLevel, QuantizedConvolutionsGiveTheReferencesBits) {
+  std::mt19937 rng(12);
+  auto bytes = [&](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, int lo, int hi,
+                   int type) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    int64_t n = 1;
+    for (int64_t d : dims) t->add_dims(d), n *= d;
+    std::uniform_int_distribution<int> u(lo, hi);
+    for (int64_t i = 0; i < n; ++i) t->add_int32_data(u(rng));
+  };
+  const int u8 = onnx::TensorProto::UINT8, s8 = onnx::TensorProto::INT8;
+  auto m = test::make_model(13);
+  auto* g = m.mutable_graph();
+  test::add_input(g, "x", {1, 14, 9, 13}, onnx::TensorProto::INT8);
+  bytes(g, "w3", {20, 7, 3, 3}, 0, 255, u8);
+  bytes(g, "w1", {20, 7, 1, 1}, 0, 255, u8);
+  bytes(g, "wz", {20}, 90, 170, u8);
+  bytes(g, "xz", {}, -20, 20, s8);
+  bytes(g, "yz", {}, 100, 140, u8);
+  test::add_float_initializer(g, "xs", {}, 0.021f);
+  test::add_float_initializer(g, "ws", {20}, 0.0037f);
+  test::add_float_initializer(g, "ys", {}, 0.61f);
+  auto* c3 = test::add_node(g, "QLinearConv", {"x", "xs", "xz", "w3", "ws", "wz", "ys", "yz"}, {"y3"}, "q3");
+  test::set_int(c3, "group", 2);
+  test::set_ints(c3, "pads", {1, 1, 1, 1});
+  test::set_ints(c3, "strides", {2, 2});
+  auto* c1 = test::add_node(g, "QLinearConv", {"x", "xs", "xz", "w1", "ws", "wz", "ys", "yz"}, {"y1"}, "q1");
+  test::set_int(c1, "group", 2);
+  auto* ci = test::add_node(g, "ConvInteger", {"x", "w3", "xz", "wz"}, {"yi"}, "integer");
+  test::set_int(ci, "group", 2);
+  test::set_ints(ci, "pads", {1, 0, 1, 2});
+  for (const char* y : {"y3", "y1", "yi"}) test::add_output(g, y);
+  const std::string model = test::bytes_of(m);
+  Tensor x(DType::Int8, {1, 14, 9, 13});
+  std::uniform_int_distribution<int> u(-128, 127);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<int8_t>()[i] = int8_t(u(rng));
+  const auto fast = run_at_level(model, {{"x", x}}), reference = run_at_level(model, {{"x", x}}, CpuKernels::Reference);
+  ASSERT_EQ(fast.size(), 3u);
+  for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
+}
+
 // (On arm64, whose only level is the baseline, the NEON kernel runs.)
 TEST_P(AtEachLevel, NarrowProductsRunFromAvx2On) {
   std::vector<float> a(16 * 32, 1.f), b(32 * 4, 1.f), c(16 * 4, 0.f);

@@ -11,7 +11,7 @@
 //
 // Only where w is an initializer: weights computed at run time are packed by
 // the kernel on each run. w stays an input, for the shape checks and the
-// other paths. QLinearConv and ConvInteger get their VNNI product's weights
+// other paths. QLinearConv and ConvInteger get their packed product's weights
 // the same way (qconv_weights.h): two inputs after their last, rows then row
 // sums, the attribute naming the first.
 #pragma once

@@ -18,6 +18,14 @@ void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int6
 }  // namespace qconv_avx512
 
 namespace qconv_avx2 {
+// qconv_avx512's igemm_u8s8_packed on AVX2 alone (int16 pairs, exact), for
+// CPUs without AVX-512 VNNI: the same U and result, the weights S given as
+// widen_pairs makes them.
+void igemm_u8s8_pairs(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int32_t* W, int32_t* C,
+                      int64_t ldc);
+// The n quads of s8 weights S as igemm_u8s8_pairs reads them: two int32 per
+// quad, its bytes 0 and 2 then 1 and 3 as sign-extended int16 pairs.
+void widen_pairs(const int8_t* S, int64_t n, int32_t* W);
 // out[i] = the bytes planes[0][i] ^ flip, planes[1][i] ^ flip, planes[2][i]
 // ^ flip, planes[3][i] ^ flip, lowest first, for i < n; a null plane gives
 // `pad` bytes (QLinearConv's channel quads, qlinear_conv.cpp).

@@ -1,4 +1,5 @@
-// QLinearConv's loops around its product on AVX2 (qconv_kernels.h).
+// QLinearConv's loops around its product on AVX2, and the product itself
+// for CPUs without AVX-512 VNNI (qconv_kernels.h).
 #include <immintrin.h>
 
 #include "backends/cpu/qconv_kernels.h"
@@ -63,7 +64,77 @@ inline void requantize_floats(const float* sums, int64_t n, float bias, float mu
       [&](int64_t i) { return int32_t(sums[i] + bias); });
 }
 
+
+// The packed product's block: rows m0 .. m0 + 3 of the weights by columns
+// n0 .. n0 + 15 of U (those past N masked). vpmaddubsw would multiply the
+// bytes as they are but saturates its pair sums to int16 (255 * 127 * 2 >
+// 32767), so each operand is widened to int16 in its lane instead: a U
+// word's bytes 0 and 2 (masked) and 1 and 3 (shifted down), zero-extended,
+// against the weights' pairs widened once (widen_pairs); vpmaddwd then adds
+// each pair of int16 products into the int32 lane exactly. Per four k: two
+// loads of U, eight broadcasts of weight pairs, sixteen vpmaddwd into 8
+// accumulators. kWhole: all 16 columns real (plain loads and stores).
+template <bool kWhole>
+inline void block_pairs(int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int32_t* W, int64_t m0, int64_t n0,
+                        int32_t* C, int64_t ldc) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i k0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(N - n0)), lanes);
+  const __m256i k1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(N - n0 - 8)), lanes);
+  const __m256i even = _mm256_set1_epi32(0x00FF00FF);
+  const int64_t wrow = K4 * 2;
+  const int32_t* w = W + m0 * wrow;
+#define KESTREL_ROW(r) __m256i c##r##a = _mm256_setzero_si256(), c##r##b = _mm256_setzero_si256();
+  KESTREL_ROW(0) KESTREL_ROW(1) KESTREL_ROW(2) KESTREL_ROW(3)
+#undef KESTREL_ROW
+  for (int64_t k = 0; k < K4; ++k) {
+    const int* u = reinterpret_cast<const int*>(U + (k * ldu + n0) * 4);
+    const __m256i a0 = kWhole ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u)) : _mm256_maskload_epi32(u, k0);
+    const __m256i a1 = kWhole ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 8)) : _mm256_maskload_epi32(u + 8, k1);
+    const __m256i a0e = _mm256_and_si256(a0, even), a0o = _mm256_srli_epi16(a0, 8);
+    const __m256i a1e = _mm256_and_si256(a1, even), a1o = _mm256_srli_epi16(a1, 8);
+    const int32_t* wk = w + k * 2;
+#define KESTREL_ROW(r)                                                                                         \
+  {                                                                                                            \
+    const __m256i be = _mm256_set1_epi32(wk[(r) * wrow]), bo = _mm256_set1_epi32(wk[(r) * wrow + 1]);          \
+    c##r##a = _mm256_add_epi32(c##r##a, _mm256_add_epi32(_mm256_madd_epi16(a0e, be), _mm256_madd_epi16(a0o, bo))); \
+    c##r##b = _mm256_add_epi32(c##r##b, _mm256_add_epi32(_mm256_madd_epi16(a1e, be), _mm256_madd_epi16(a1o, bo))); \
+  }
+    KESTREL_ROW(0) KESTREL_ROW(1) KESTREL_ROW(2) KESTREL_ROW(3)
+#undef KESTREL_ROW
+  }
+  const auto store = [&](int32_t* at, __m256i k, __m256i v) {
+    if (kWhole)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), v);
+    else
+      _mm256_maskstore_epi32(reinterpret_cast<int*>(at), k, v);
+  };
+#define KESTREL_ROW(r)                                \
+  store(C + (m0 + (r)) * ldc + n0, k0, c##r##a);      \
+  store(C + (m0 + (r)) * ldc + n0 + 8, k1, c##r##b);
+  KESTREL_ROW(0) KESTREL_ROW(1) KESTREL_ROW(2) KESTREL_ROW(3)
+#undef KESTREL_ROW
+}
+
 }  // namespace
+
+void widen_pairs(const int8_t* S, int64_t n, int32_t* W) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int8_t* q = S + i * 4;
+    W[i * 2] = int32_t(uint32_t(uint16_t(int16_t(q[0]))) | uint32_t(uint16_t(int16_t(q[2]))) << 16);
+    W[i * 2 + 1] = int32_t(uint32_t(uint16_t(int16_t(q[1]))) | uint32_t(uint16_t(int16_t(q[3]))) << 16);
+  }
+}
+
+void igemm_u8s8_pairs(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int32_t* W, int32_t* C,
+                      int64_t ldc) {
+  for (int64_t n0 = 0; n0 < N; n0 += 16)
+    for (int64_t m0 = 0; m0 < M8; m0 += 4) {
+      if (N - n0 >= 16)
+        block_pairs<true>(N, K4, U, ldu, W, m0, n0, C, ldc);
+      else
+        block_pairs<false>(N, K4, U, ldu, W, m0, n0, C, ldc);
+    }
+}
 
 void interleave_quads(const uint8_t* const planes[4], int64_t n, uint8_t flip, uint8_t pad, uint32_t* out) {
   const __m256i f = _mm256_set1_epi8(char(flip)), padv = _mm256_set1_epi8(char(pad));

@@ -1,4 +1,4 @@
-// The weights of QLinearConv's and ConvInteger's VNNI product
+// The weights of QLinearConv's and ConvInteger's packed product
 // (qlinear_conv.cpp) in the order it reads them, made once: at load where the
 // weights are an initializer (conv_weight_packing.h hands them to the node as
 // two more inputs), else on each run. Built on every run, they cost more than

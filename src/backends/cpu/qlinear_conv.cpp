@@ -5,10 +5,10 @@
 //   - depthwise (one input and one output channel per group) of up to 256
 //     taps: the float convolution's depthwise kernel on x - zx and w - zw,
 //     exactly;
-//   - the rest, where the CPU has AVX-512 VNNI: chunks of output positions
-//     gathered as the data's bytes and multiplied by the weights' on
-//     vpdpbusd (qconv_kernels.h), exact in int32, zero points of any value
-//     (run_typed says how);
+//   - the rest, on x86-64 from AVX2 on: chunks of output positions gathered
+//     as the data's bytes and multiplied by the weights' on vpdpbusd where
+//     the CPU has AVX-512 VNNI, else on int16 pairs (qconv_kernels.h), exact
+//     in int32, zero points of any value (run_typed says how);
 // each finished row then takes its bias and is requantized as ONNX Runtime
 // does (ops/requantize.h) or written as int32 (ConvInteger), so nothing of
 // the size of the output is held in int32 or float beside it. Other shapes
@@ -199,8 +199,8 @@ struct Sums {
 
 // One group of one image as the product reads it: channels in quads, each
 // pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
-// (int8 data shifted by 128), the channels past Cg `pad`. (Called only where
-// the CPU has AVX-512 VNNI, so AVX2 too.)
+// (int8 data shifted by 128), the channels past Cg `pad`. (Called only from
+// AVX2 on.)
 #if KESTREL_X86
 template <typename X>
 void pack_quads(const QConv& q, const X* x, uint8_t pad, uint32_t* P) {
@@ -305,6 +305,15 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     pack_quads(q, x + (n * s.C + gi * s.Cg) * IS, uint8_t(zx), packed.data() + ng * C4 * IS);
   });
   const uint32_t pad_word = uint32_t(uint8_t(zx)) * 0x01010101u;
+  // vpdpbusd on AVX-512 VNNI; int16 pairs on AVX2 alone (a quarter of the
+  // products an instruction, and still 6x to 7x the exact float product
+  // this path replaced there: BENCHMARKS.md), the weights widened once a run.
+  const bool vnni = cpu_avx512_vnni();
+  std::vector<int32_t> wide;
+  if (!vnni) {
+    wide.resize(size_t(s.group * M8 * K4 * 2));
+    qconv_avx2::widen_pairs(S, s.group * M8 * K4, wide.data());
+  }
   bool pointwise = KHW == 1;
   for (int d = 0; d < 2; ++d)
     pointwise = pointwise && s.g.stride[size_t(d)] == 1 && s.g.pad_begin[size_t(d)] == 0 && s.g.pad_end[size_t(d)] == 0;
@@ -327,8 +336,12 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
       cols = U.data();
       ldu = nc;
     }
-    qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu, S + gi * M8 * K4 * 4,
-                                    acc.data(), nc);
+    if (vnni)
+      qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu, S + gi * M8 * K4 * 4,
+                                      acc.data(), nc);
+    else
+      qconv_avx2::igemm_u8s8_pairs(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu,
+                                   wide.data() + gi * M8 * K4 * 2, acc.data(), nc);
     const int32_t* col_sums = acc.data() + s.Mg * nc;  // sum U per position (the row of ones)
     for (int64_t m = 0; m < s.Mg; ++m) {
       const int64_t mo = gi * s.Mg + m;
@@ -338,13 +351,13 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
       sink.row(q, mo, bias[size_t(mo)], row, nc, (n * s.M + mo) * OS + o0);
     }
   });
-#endif  // (kernel_takes: the rest only where the CPU has AVX-512 VNNI)
+#endif  // (kernel_takes: the rest only on x86-64 from AVX2 on)
 }
 
 // Whether the kernels here take this convolution: depthwise layers of up to
 // 256 taps always; the rest (depthwise beyond too, as groups of one channel)
-// on AVX-512 VNNI (which has AVX2 for the loops around it).
-bool kernel_takes(const QConv& q) { return depthwise_in_float(q.s) || cpu_avx512_vnni(); }
+// from AVX2 on (AVX-512 VNNI's product where the CPU has it).
+bool kernel_takes(const QConv& q) { return depthwise_in_float(q.s) || cpu_isa() >= CpuIsa::Avx2; }
 
 template <typename Sink>
 void run_sink(KernelContext& ctx, const QConv& q, const Tensor& X, const Sink& sink) {
