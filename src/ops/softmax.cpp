@@ -5,20 +5,15 @@
 #include <limits>
 
 #include "ops/reduce_util.h"
+#include "ops/softmax.h"
 
 namespace kestrel::ops {
-namespace {
 
-enum class Kind { Soft, LogSoft, Hard };
-
-// The input seen as [outer, n, inner]; the op works along n.
-struct Layout { int64_t outer = 1, n = 1, inner = 1; };
-
-Layout layout_of(const KernelContext& ctx, const Tensor& x) {
+SoftmaxLayout softmax_layout(const KernelContext& ctx, const Tensor& x) {
   int rank = x.rank();
   bool legacy = ctx.node.opset < 13;
   int axis = normalize_axis(ctx, ctx.node.attr_i("axis", legacy ? 1 : -1), std::max(rank, 1));
-  Layout l;
+  SoftmaxLayout l;
   for (int i = 0; i < rank; ++i) {
     int64_t d = x.dim(i);
     if (i < axis) l.outer *= d;
@@ -27,6 +22,10 @@ Layout layout_of(const KernelContext& ctx, const Tensor& x) {
   }
   return l;
 }
+
+namespace {
+
+enum class Kind { Soft, LogSoft, Hard };
 
 // One row at unit stride (the common last-axis case).
 template <typename T>
@@ -87,7 +86,7 @@ void block(Kind k, const T* x, T* y, int64_t n, int64_t inner) {
 }
 
 template <typename T>
-void run_typed(KernelContext& ctx, Kind k, const Tensor& xt, Tensor& yt, const Layout& l) {
+void run_typed(KernelContext& ctx, Kind k, const Tensor& xt, Tensor& yt, const SoftmaxLayout& l) {
   const T* x = xt.data<T>();
   T* y = yt.data<T>();
   if (l.inner == 1) {
@@ -102,7 +101,7 @@ void run_typed(KernelContext& ctx, Kind k, const Tensor& xt, Tensor& yt, const L
 
 void run_kind(KernelContext& ctx, Kind k) {
   const Tensor& x = ctx.input(0);
-  Layout l = layout_of(ctx, x);
+  SoftmaxLayout l = softmax_layout(ctx, x);
   Tensor& y = ctx.output(0, x.dtype(), x.shape());
   if (x.numel() == 0) return;
   if (x.dtype() == DType::Float32) run_typed<float>(ctx, k, x, y, l);

@@ -98,6 +98,10 @@ std::vector<OpCase> softmax_cases() {
     v.push_back({.label = "middle axis odd [2,13,9]", .op = op, .inputs = {rnd("x", {2, 13, 9}, -6, 6)},
                  .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); }});
     v.push_back({.label = "long rows [4,1000]", .op = op, .inputs = {rnd("x", {4, 1000}, -10, 10)}});
+    // YOLOv8's box decoding (axis 1 of [1, 16, 4, anchors]): the CPU's tasks of
+    // 256 columns, the last one partial.
+    v.push_back({.label = "axis 1 of [2,16,4,300]", .op = op, .inputs = {rnd("x", {2, 16, 4, 300}, -8, 8)},
+                 .attrs = [](onnx::NodeProto& n) { attr_i(n, "axis", 1); }});
     // Past the 4,096 elements a Vulkan row keeps in registers (shaders/rows.glsl): read once per pass.
     v.push_back({.label = "rows past the register cache [2,5000]", .op = op, .inputs = {rnd("x", {2, 5000}, -10, 10)}});
     v.push_back({.label = "opset 11 flattens at axis 1 [2,3,5,7]", .op = op, .opset = 11,
