@@ -49,11 +49,14 @@ std::vector<OpCase> copy_cases() {
   std::vector<OpCase> v = {
       {.label = "Transpose NCHW->NHWC [2,5,7,9]", .op = "Transpose", .inputs = {rnd("x", {2, 5, 7, 9})},
        .attrs = ints_attr("perm", {0, 2, 3, 1})},
-      // The CPU's oneDNN reorder takes these two (backends/cpu/transpose.cpp).
       {.label = "Transpose NHWC->NCHW [2,7,9,5]", .op = "Transpose", .inputs = {rnd("x", {2, 7, 9, 5})},
        .attrs = ints_attr("perm", {0, 3, 1, 2})},
       {.label = "Transpose NCHW->NHWC 3 channels [1,3,24,40]", .op = "Transpose", .inputs = {rnd("x", {1, 3, 24, 40})},
        .attrs = ints_attr("perm", {0, 2, 3, 1})},
+      // The CPU's oneDNN reorder takes these (backends/cpu/transpose.cpp: from
+      // 65,536 elements; the 2 dispatches' case below too).
+      {.label = "Transpose NCHW->NHWC 3 channels [1,3,160,200]", .op = "Transpose",
+       .inputs = {rnd("x", {1, 3, 160, 200})}, .attrs = ints_attr("perm", {0, 2, 3, 1})},
       {.label = "Transpose rank 4 [3,1,0,2]", .op = "Transpose", .inputs = {rnd("x", {3, 4, 5, 6})},
        .attrs = ints_attr("perm", {3, 1, 0, 2})},
       {.label = "Transpose rank 6", .op = "Transpose", .inputs = {rnd("x", {2, 3, 1, 4, 5, 3})},

@@ -8,7 +8,10 @@
 // 2.7 -> 2.4). Elsewhere neither won throughout: back from channels-last
 // (0 3 1 2) oneDNN took 0.095 ms for the reference's 0.048 at 32 channels
 // and 0.069 for 0.059 at 256, but 0.043 for 0.094 at 16, so the rest runs
-// the reference, as do other dtypes.
+// the reference, as do other dtypes. Small tensors run the reference too:
+// making the reorder costs more than their copy (UltraFace's eight head
+// transposes into channels-last, 1,200 to 57,600 floats: 0.022 ms in all
+// on the reference, 0.038-0.049 through oneDNN).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/fast_kernels.h"
@@ -17,6 +20,9 @@
 
 namespace kestrel::backends::cpu {
 namespace {
+
+// Elements from which oneDNN's reorder pays for its making.
+constexpr int64_t kReorderFrom = 1 << 16;
 
 void run_transpose(ops::KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
@@ -29,7 +35,7 @@ void run_transpose(ops::KernelContext& ctx) {
   const bool to_channels_last = perm == std::vector<int64_t>{0, 2, 3, 1};
   const bool last_two = (r == 2 && perm == std::vector<int64_t>{1, 0}) || (r == 3 && perm == std::vector<int64_t>{0, 2, 1});
   // (Measured on x86-64 only: elsewhere the strided copy stays.)
-  if (!KESTREL_X86 || (!to_channels_last && !last_two)) return run_reference_kernel(ctx);
+  if (!KESTREL_X86 || (!to_channels_last && !last_two) || X.numel() < kReorderFrom) return run_reference_kernel(ctx);
   std::vector<bool> seen(size_t(r), false);
   for (int64_t p : perm) {
     if (p < 0 || p >= r || seen[size_t(p)]) return run_reference_kernel(ctx);
