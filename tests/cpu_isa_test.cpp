@@ -271,9 +271,9 @@ TEST_P(AtEachLevel, QuantizedMatMulsGiveTheReferencesBits) {
 }
 
 // The quantized convolutions' packed product (backends/cpu/qlinear_conv.cpp:
-// vpdpbusd on AVX-512 VNNI, int16 pairs on AVX2 alone, the exact general
-// convolution at the baseline) gives the reference kernels' bits at each
-// level: QLinearConv requantized, ConvInteger as int32. Two groups of 10
+// vpdpbusd on AVX-512 VNNI, int16 pairs on AVX2 alone, SDOT on arm64, the
+// exact general convolution at the baseline) gives the reference kernels'
+// bits at each level: QLinearConv requantized, ConvInteger as int32. Two groups of 10
 // output channels (rows past a block of 4 and of 8), uint8 weights whose
 // zero points are not 128 (each position's sum joins), int8 data, a 3x3
 // window with padding and stride 2 (gathered columns) and a 1x1 one at
@@ -311,13 +311,20 @@ TEST_P(AtEachLevel, QuantizedConvolutionsGiveTheReferencesBits) {
   auto* ci = test::add_node(g, "ConvInteger", {"x", "w3", "xz", "wz"}, {"yi"}, "integer");
   test::set_int(ci, "group", 2);
   test::set_ints(ci, "pads", {1, 0, 1, 2});
-  for (const char* y : {"y3", "y1", "yi"}) test::add_output(g, y);
+  // int8 weights about 0: no position sums, so on VNNI the product writes
+  // the requantized bytes itself.
+  bytes(g, "w8", {20, 7, 3, 3}, -128, 127, s8);
+  bytes(g, "wz0", {20}, 0, 0, s8);
+  auto* c8 = test::add_node(g, "QLinearConv", {"x", "xs", "xz", "w8", "ws", "wz0", "ys", "yz"}, {"y8"}, "q8");
+  test::set_int(c8, "group", 2);
+  test::set_ints(c8, "pads", {1, 1, 1, 1});
+  for (const char* y : {"y3", "y1", "yi", "y8"}) test::add_output(g, y);
   const std::string model = test::bytes_of(m);
   Tensor x(DType::Int8, {1, 14, 9, 13});
   std::uniform_int_distribution<int> u(-128, 127);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<int8_t>()[i] = int8_t(u(rng));
   const auto fast = run_at_level(model, {{"x", x}}), reference = run_at_level(model, {{"x", x}}, CpuKernels::Reference);
-  ASSERT_EQ(fast.size(), 3u);
+  ASSERT_EQ(fast.size(), 4u);
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
 }
 

@@ -12,12 +12,12 @@ namespace {
 
 // QLinearConv's and ConvInteger's weights (input w, zero point wz) for their
 // packed product, appended as two inputs after the op's last one (`slots`):
-// rows then row sums (qconv_weights.h). Only where that product runs: data
-// on an x86-64 CPU from AVX2 on (AVX-512 VNNI's product and AVX2's read the
-// same packing), weights and zero point initializers, not a depthwise layer
-// of up to 256 taps (those run in float).
+// rows then row sums (qconv_weights.h). Only where that product runs
+// (qconv_packed_product(): every level's kernel reads the same packing), on
+// weights and zero point initializers, not a depthwise layer of up to 256
+// taps (those run in float).
 bool pack_qconv(ir::Graph& g, ir::Node& n, int w_at, int wz_at, size_t slots) {
-  if (cpu_isa() < CpuIsa::Avx2 || n.has(kPackedWeightsAttr) || int(n.inputs.size()) <= w_at || n.inputs.size() > slots)
+  if (!qconv_packed_product() || n.has(kPackedWeightsAttr) || int(n.inputs.size()) <= w_at || n.inputs.size() > slots)
     return false;
   const auto wit = n.inputs[size_t(w_at)] >= 0 ? g.initializers.find(n.inputs[size_t(w_at)]) : g.initializers.end();
   if (wit == g.initializers.end()) return false;

@@ -1,12 +1,37 @@
 // The inner loops of the CPU's QLinearConv (qlinear_conv.cpp), compiled for
 // the instruction sets that make them fast and called only where the CPU
-// reports those (core/cpu_isa.h). The files use nothing from a header but
-// intrinsics, so no out-of-line copy of a template compiled for AVX2 or
-// AVX-512 is shared with the baseline code.
+// reports those (core/cpu_isa.h; arm64's dot product: qconv_kernels_neon.cpp).
+// The files use nothing from a header but intrinsics, so no out-of-line copy
+// of a template compiled for AVX2, AVX-512 or the dot product is shared with
+// the baseline code.
 #pragma once
 #include <cstdint>
 
+#include "core/cpu_isa.h"
+
+// Where the packed product is built (qlinear_conv.cpp's path around it).
+#if KESTREL_X86 || defined(__aarch64__)
+#define KESTREL_PACKED_QCONV 1
+#else
+#define KESTREL_PACKED_QCONV 0
+#endif
+
 namespace kestrel::backends::cpu {
+
+// What the packed product's rows become in place of int32 sums, where a
+// QLinearConv's output takes nothing else: row m's sums plus bias[m],
+// requantized by mult[m] and the zero point (qconv_avx2's requantize_u8 /
+// requantize_s8 bits) into y + m * ldy, uint8 unless y_signed; rows from
+// `rows` on (the padding to a multiple of 8) are not written.
+struct QConvRequant {
+  const int32_t* bias = nullptr;
+  const float* mult = nullptr;
+  int32_t zero_point = 0;
+  bool y_signed = false;
+  void* y = nullptr;
+  int64_t ldy = 0;
+  int64_t rows = 0;
+};
 
 namespace qconv_avx512 {
 // C[m, n] = sum_k U[k, n] S[m, k] exactly in int32, on AVX-512 VNNI: U is
@@ -15,6 +40,16 @@ namespace qconv_avx512 {
 // rows beyond M zero), C rows of N (ldc). N needs no padding.
 void igemm_u8s8_packed(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int8_t* S, int32_t* C,
                        int64_t ldc);
+// The same product with each block requantized as it leaves the registers
+// (QConvRequant): no int32 row is written.
+void igemm_u8s8_requantized(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int8_t* S,
+                            const QConvRequant& rq);
+// qconv_avx2's requantizing loops (below) sixteen values at a time, with
+// their bits.
+void requantize_u8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zero_point, uint8_t* y);
+void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zero_point, int8_t* y);
+void requantize_exact_floats_u8(const float* sums, int64_t n, float bias, float mult, int32_t zero_point, uint8_t* y);
+void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float mult, int32_t zero_point, int8_t* y);
 }  // namespace qconv_avx512
 
 namespace qconv_avx2 {
@@ -42,5 +77,17 @@ void requantize_s8(const int32_t* acc, int64_t n, int32_t bias, float mult, int3
 void requantize_exact_floats_u8(const float* sums, int64_t n, float bias, float mult, int32_t zero_point, uint8_t* y);
 void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float mult, int32_t zero_point, int8_t* y);
 }  // namespace qconv_avx2
+
+namespace qconv_neon {
+// The weights S ([M8][K4 * 4] s8, M8 a multiple of 8) as igemm_u8s8_dot
+// reads them, W of the same size, and each row's 128 * sum of S in fix (M8).
+void arrange_rows(const int8_t* S, int64_t M8, int64_t K4, int8_t* W, int32_t* fix);
+// qconv_avx512's igemm_u8s8_packed on arm64's dot product (SDOT, exact): the
+// same U and result, the weights as arrange_rows makes them.
+void igemm_u8s8_dot(int64_t M8, int64_t N, int64_t K4, const uint8_t* U, int64_t ldu, const int8_t* W,
+                    const int32_t* fix, int32_t* C, int64_t ldc);
+// qconv_avx2's interleave_quads on NEON.
+void interleave_quads(const uint8_t* const planes[4], int64_t n, uint8_t flip, uint8_t pad, uint32_t* out);
+}  // namespace qconv_neon
 
 }  // namespace kestrel::backends::cpu

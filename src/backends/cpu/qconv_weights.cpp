@@ -2,7 +2,11 @@
 
 #include <cstddef>
 
+#include "core/cpu_isa.h"
+
 namespace kestrel::backends::cpu {
+
+bool qconv_packed_product() { return cpu_isa() >= CpuIsa::Avx2 || cpu_arm_dotprod(); }
 
 bool qconv_needs_sums(const std::vector<int32_t>& wz, int32_t c) {
   for (int32_t z : wz)

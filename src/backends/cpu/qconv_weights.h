@@ -28,6 +28,10 @@ bool qconv_needs_sums(const std::vector<int32_t>& wz, int32_t c);
 // 256 taps, whose exact sums float32 holds: they run on the float depthwise
 // kernel, not on the product, so their weights are never packed.
 inline bool qconv_depthwise_in_float(int64_t Cg, int64_t Mg, int64_t taps) { return Cg == 1 && Mg == 1 && taps <= 256; }
+// Whether this CPU runs the packed product (and so wants its weights): x86-64
+// from AVX2 on (AVX-512 VNNI's vpdpbusd or AVX2's int16 pairs), arm64 with
+// the 8-bit dot product (SDOT); elsewhere the exact int32 convolution.
+bool qconv_packed_product();
 // A group's rows in the product: Mg (plus the row of ones), up to a multiple of 8.
 inline int64_t qconv_rows8(int64_t Mg, bool sums) { return (Mg + (sums ? 1 : 0) + 7) / 8 * 8; }
 

@@ -5,10 +5,11 @@
 //   - depthwise (one input and one output channel per group) of up to 256
 //     taps: the float convolution's depthwise kernel on x - zx and w - zw,
 //     exactly;
-//   - the rest, on x86-64 from AVX2 on: chunks of output positions gathered
-//     as the data's bytes and multiplied by the weights' on vpdpbusd where
-//     the CPU has AVX-512 VNNI, else on int16 pairs (qconv_kernels.h), exact
-//     in int32, zero points of any value (run_typed says how);
+//   - the rest, on x86-64 from AVX2 on and on arm64 with the dot product:
+//     chunks of output positions gathered as the data's bytes and multiplied
+//     by the weights' on vpdpbusd where the CPU has AVX-512 VNNI, else on
+//     int16 pairs, or on SDOT (qconv_kernels.h), exact in int32, zero points
+//     of any value (run_typed says how);
 // each finished row then takes its bias and is requantized as ONNX Runtime
 // does (ops/requantize.h) or written as int32 (ConvInteger), so nothing of
 // the size of the output is held in int32 or float beside it. Other shapes
@@ -60,6 +61,7 @@ struct QConv {
   std::vector<float> real;
   float ys = 1;
   bool avx2 = cpu_isa() >= CpuIsa::Avx2;  // requantize on qconv_kernels.h's AVX2 loop
+  bool avx512 = cpu_avx512_vnni();        // ... on its AVX-512 one (that file is built for VNNI)
   int64_t K() const { return s.Cg * s.g.kernel_size(); }
   int32_t wd(int64_t m, int64_t k) const { return w[size_t(m * K() + k)] - wz[size_t(m)]; }
 };
@@ -122,24 +124,27 @@ bool read_qlinear_conv(const KernelContext& ctx, QConv& q) {
   return true;
 }
 
-// The AVX2 loops of qconv_kernels.h, by output type; callers check
-// QConv::avx2 (false wherever they are not built).
+// The AVX2 loops of qconv_kernels.h, or AVX-512's, by output type; callers
+// check QConv::avx2 (false wherever they are not built), and QConv::avx512
+// picks the wider.
 #if KESTREL_X86
-void requantize_avx2(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* y) {
-  qconv_avx2::requantize_u8(acc, n, bias, mult, zp, y);
+void requantize_fast(bool avx512, const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, uint8_t* y) {
+  (avx512 ? qconv_avx512::requantize_u8 : qconv_avx2::requantize_u8)(acc, n, bias, mult, zp, y);
 }
-void requantize_avx2(const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* y) {
-  qconv_avx2::requantize_s8(acc, n, bias, mult, zp, y);
+void requantize_fast(bool avx512, const int32_t* acc, int64_t n, int32_t bias, float mult, int32_t zp, int8_t* y) {
+  (avx512 ? qconv_avx512::requantize_s8 : qconv_avx2::requantize_s8)(acc, n, bias, mult, zp, y);
 }
-void requantize_avx2(const float* sums, int64_t n, float bias, float mult, int32_t zp, uint8_t* y) {
-  qconv_avx2::requantize_exact_floats_u8(sums, n, bias, mult, zp, y);
+void requantize_fast(bool avx512, const float* sums, int64_t n, float bias, float mult, int32_t zp, uint8_t* y) {
+  (avx512 ? qconv_avx512::requantize_exact_floats_u8 : qconv_avx2::requantize_exact_floats_u8)(sums, n, bias, mult, zp,
+                                                                                               y);
 }
-void requantize_avx2(const float* sums, int64_t n, float bias, float mult, int32_t zp, int8_t* y) {
-  qconv_avx2::requantize_exact_floats_s8(sums, n, bias, mult, zp, y);
+void requantize_fast(bool avx512, const float* sums, int64_t n, float bias, float mult, int32_t zp, int8_t* y) {
+  (avx512 ? qconv_avx512::requantize_exact_floats_s8 : qconv_avx2::requantize_exact_floats_s8)(sums, n, bias, mult, zp,
+                                                                                               y);
 }
 #else
 template <typename S, typename B, typename Q>
-void requantize_avx2(const S*, int64_t, B, float, int32_t, Q*) {}
+void requantize_fast(bool, const S*, int64_t, B, float, int32_t, Q*) {}
 #endif
 
 // Where a finished row of sums goes: requantized into QLinearConv's 8-bit
@@ -151,6 +156,13 @@ void requantize_avx2(const S*, int64_t, B, float, int32_t, Q*) {}
 template <typename Q>
 struct Requantized {
   Q* y;
+  // Whether the VNNI product may requantize its blocks itself instead
+  // (QConvRequant): no activation comes between the sum and the quantizer.
+  bool into_product(const QConv& q) const { return q.epi.kind == Activation::None; }
+  QConvRequant requant(const QConv& q, const int32_t* bias, int64_t m, int64_t rows, int64_t at, int64_t ldy) const {
+    return {.bias = bias + m, .mult = q.mult.data() + m, .zero_point = q.yzp, .y_signed = std::is_same_v<Q, int8_t>,
+            .y = y + at, .ldy = ldy, .rows = rows};
+  }
   void row(const QConv& q, int64_t m, int32_t bias, const int32_t* acc, int64_t n, int64_t at) const {
     const float mult = q.mult[size_t(m)];
     Q* out = y + at;
@@ -162,7 +174,7 @@ struct Requantized {
       q.epi.apply(real.data(), n);
       return quantize_floats(real.data(), q.ys, q.yzp, out, n);
     }
-    if (q.avx2) return requantize_avx2(acc, n, bias, mult, q.yzp, out);
+    if (q.avx2) return requantize_fast(q.avx512, acc, n, bias, mult, q.yzp, out);
     for (int64_t i = 0; i < n; ++i) out[i] = requantize<Q>(int32_t(uint32_t(acc[i]) + uint32_t(bias)), mult, q.yzp);
   }
   void float_row(const QConv& q, int64_t m, int32_t bias, float* sums, int64_t n, int64_t at) const {
@@ -182,13 +194,15 @@ struct Requantized {
       q.epi.apply(sums, n);
       return quantize_floats(sums, q.ys, q.yzp, out, n);
     }
-    if (q.avx2) return requantize_avx2(sums, n, b, q.mult[size_t(m)], q.yzp, out);
+    if (q.avx2) return requantize_fast(q.avx512, sums, n, b, q.mult[size_t(m)], q.yzp, out);
     for (int64_t i = 0; i < n; ++i) out[i] = requantize<Q>(int32_t(sums[i] + b), q.mult[size_t(m)], q.yzp);
   }
 };
 
 struct Sums {
   int32_t* y;
+  bool into_product(const QConv&) const { return false; }
+  QConvRequant requant(const QConv&, const int32_t*, int64_t, int64_t, int64_t, int64_t) const { return {}; }
   void row(const QConv&, int64_t, int32_t bias, const int32_t* acc, int64_t n, int64_t at) const {
     for (int64_t i = 0; i < n; ++i) y[at + i] = int32_t(uint32_t(acc[i]) + uint32_t(bias));
   }
@@ -200,8 +214,8 @@ struct Sums {
 // One group of one image as the product reads it: channels in quads, each
 // pixel's four bytes one 32-bit word, [ceil(Cg / 4)][H * W] words; x as u8
 // (int8 data shifted by 128), the channels past Cg `pad`. (Called only from
-// AVX2 on.)
-#if KESTREL_X86
+// AVX2 on, or on arm64 with the dot product.)
+#if KESTREL_PACKED_QCONV
 template <typename X>
 void pack_quads(const QConv& q, const X* x, uint8_t pad, uint32_t* P) {
   const int64_t HW = q.s.g.in_size(), C4 = (q.s.Cg + 3) / 4;
@@ -212,7 +226,11 @@ void pack_quads(const QConv& q, const X* x, uint8_t pad, uint32_t* P) {
       const int64_t c = c4 * 4 + j;
       planes[j] = c < q.s.Cg ? reinterpret_cast<const uint8_t*>(x + c * HW) : nullptr;
     }
+#if KESTREL_X86
     qconv_avx2::interleave_quads(planes, HW, flip, pad, P + c4 * HW);
+#else
+    qconv_neon::interleave_quads(planes, HW, flip, pad, P + c4 * HW);
+#endif
   }
 }
 
@@ -251,7 +269,17 @@ void gather_quads(const QConv& q, const uint32_t* P, int64_t o0, int64_t o1, uin
       }
 }
 
-#endif  // KESTREL_X86
+#endif  // KESTREL_PACKED_QCONV
+
+// acc[i] += scale * (sums[i] - offset), wrapping as int32 does.
+void add_scaled(int32_t* acc, const int32_t* sums, int64_t n, int32_t scale, int32_t offset) {
+#if KESTREL_X86
+  qconv_avx2::add_scaled(acc, sums, n, scale, offset);
+#else
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = int32_t(uint32_t(acc[i]) + uint32_t(scale) * (uint32_t(sums[i]) - uint32_t(offset)));
+#endif
+}
 
 template <typename X, typename Sink>
 void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink) {
@@ -278,7 +306,7 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     });
     return;
   }
-#if KESTREL_X86
+#if KESTREL_PACKED_QCONV
   // The product takes the data as u8 bytes U = x (int8 data: x + 128), so
   // x - zx = U - zx' with zx' = zx (+ 128); and the weights as s8 bytes
   // w' = w - c (c = 128 for uint8 weights, else 0), so w - zw = w' + cw
@@ -306,17 +334,30 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
   });
   const uint32_t pad_word = uint32_t(uint8_t(zx)) * 0x01010101u;
   // vpdpbusd on AVX-512 VNNI; int16 pairs on AVX2 alone (a quarter of the
-  // products an instruction, and still 6x to 7x the exact float product
-  // this path replaced there: BENCHMARKS.md), the weights widened once a run.
+  // products an instruction, and still 6x to 10x the exact float product
+  // this path replaced there: BENCHMARKS.md), the weights widened once a
+  // run; on arm64 SDOT, the weights arranged in blocks of rows once a run.
+#if KESTREL_X86
   const bool vnni = cpu_avx512_vnni();
   std::vector<int32_t> wide;
   if (!vnni) {
     wide.resize(size_t(s.group * M8 * K4 * 2));
     qconv_avx2::widen_pairs(S, s.group * M8 * K4, wide.data());
   }
+#else
+  std::vector<int8_t> arranged(size_t(s.group * M8 * K4 * 4));
+  std::vector<int32_t> fix(size_t(s.group * M8));
+  for (int64_t gi = 0; gi < s.group; ++gi)
+    qconv_neon::arrange_rows(S + gi * M8 * K4 * 4, M8, K4, arranged.data() + gi * M8 * K4 * 4, fix.data() + gi * M8);
+#endif
   bool pointwise = KHW == 1;
   for (int d = 0; d < 2; ++d)
     pointwise = pointwise && s.g.stride[size_t(d)] == 1 && s.g.pad_begin[size_t(d)] == 0 && s.g.pad_end[size_t(d)] == 0;
+  // On VNNI, an output of nothing but requantized sums (no activation, no
+  // per-channel sums to add) is written by the product itself.
+#if KESTREL_X86
+  const bool in_product = vnni && !sums && sink.into_product(q);
+#endif
   const int64_t per_thread = (OS + ctx.threads() - 1) / ctx.threads();
   const int64_t chunk = std::min(OS, std::max<int64_t>(32, std::min(kChunkBytes / (K4 * 4 + M8 * 4), per_thread)));
   const int64_t nchunks = (OS + chunk - 1) / chunk;
@@ -336,28 +377,37 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
       cols = U.data();
       ldu = nc;
     }
+    const uint8_t* u8 = reinterpret_cast<const uint8_t*>(cols);
+#if KESTREL_X86
+    if (in_product) {  // requantized as the blocks leave the registers: no int32 rows
+      qconv_avx512::igemm_u8s8_requantized(M8, nc, K4, u8, ldu, S + gi * M8 * K4 * 4,
+                                           sink.requant(q, bias.data(), gi * s.Mg, s.Mg, (n * s.M + gi * s.Mg) * OS + o0, OS));
+      return;
+    }
     if (vnni)
-      qconv_avx512::igemm_u8s8_packed(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu, S + gi * M8 * K4 * 4,
-                                      acc.data(), nc);
+      qconv_avx512::igemm_u8s8_packed(M8, nc, K4, u8, ldu, S + gi * M8 * K4 * 4, acc.data(), nc);
     else
-      qconv_avx2::igemm_u8s8_pairs(M8, nc, K4, reinterpret_cast<const uint8_t*>(cols), ldu,
-                                   wide.data() + gi * M8 * K4 * 2, acc.data(), nc);
+      qconv_avx2::igemm_u8s8_pairs(M8, nc, K4, u8, ldu, wide.data() + gi * M8 * K4 * 2, acc.data(), nc);
+#else
+    qconv_neon::igemm_u8s8_dot(M8, nc, K4, u8, ldu, arranged.data() + gi * M8 * K4 * 4, fix.data() + gi * M8,
+                               acc.data(), nc);
+#endif
     const int32_t* col_sums = acc.data() + s.Mg * nc;  // sum U per position (the row of ones)
     for (int64_t m = 0; m < s.Mg; ++m) {
       const int64_t mo = gi * s.Mg + m;
       int32_t* row = acc.data() + m * nc;
       if (sums && q.wz[size_t(mo)] != c)
-        qconv_avx2::add_scaled(row, col_sums, nc, c - q.wz[size_t(mo)], int32_t(uint32_t(K) * uint32_t(zx)));
+        add_scaled(row, col_sums, nc, c - q.wz[size_t(mo)], int32_t(uint32_t(K) * uint32_t(zx)));
       sink.row(q, mo, bias[size_t(mo)], row, nc, (n * s.M + mo) * OS + o0);
     }
   });
-#endif  // (kernel_takes: the rest only on x86-64 from AVX2 on)
+#endif  // (kernel_takes: the rest only on x86-64 from AVX2 on and arm64's dot product)
 }
 
 // Whether the kernels here take this convolution: depthwise layers of up to
 // 256 taps always; the rest (depthwise beyond too, as groups of one channel)
-// from AVX2 on (AVX-512 VNNI's product where the CPU has it).
-bool kernel_takes(const QConv& q) { return depthwise_in_float(q.s) || cpu_isa() >= CpuIsa::Avx2; }
+// where the packed product runs (qconv_packed_product()).
+bool kernel_takes(const QConv& q) { return depthwise_in_float(q.s) || qconv_packed_product(); }
 
 template <typename Sink>
 void run_sink(KernelContext& ctx, const QConv& q, const Tensor& X, const Sink& sink) {
