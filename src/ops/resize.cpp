@@ -85,7 +85,12 @@ void gather_nearest(const KernelContext& ctx, const Tensor& x, Tensor& y, const 
 
 // Bilinear over the two trailing axes of [..., H, W] (ONNX Runtime's 2-D and
 // 4-D case), one plane per task, computed as ONNX Runtime computes it
-// (bilinear_row) so the two agree bit for bit.
+// (bilinear_row) so the two agree bit for bit. Each input row a plane's
+// output rows read is gathered at the column taps once (a row of left taps
+// and one of right taps), then every output row reading it blends two such
+// rows with contiguous loads: an output row gathered its four values each
+// (M-LSD's three 2x upsamplings: 1.3-1.6 ms a run on one core, against ONNX
+// Runtime's 0.52).
 void bilinear_planes(const KernelContext& ctx, const Tensor& x, Tensor& y, const ResizeAxisMap& mh,
                      const ResizeAxisMap& mw) {
   const int rank = x.rank();
@@ -94,17 +99,39 @@ void bilinear_planes(const KernelContext& ctx, const Tensor& x, Tensor& y, const
   const float* src = x.data<float>();
   float* dst = y.data<float>();
   const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
+  std::vector<float> wa(static_cast<size_t>(ow)), wb(static_cast<size_t>(ow));
+  for (int64_t o = 0; o < ow; ++o) wa[size_t(o)] = mw.w[size_t(2 * o)], wb[size_t(o)] = mw.w[size_t(2 * o + 1)];
   parallel_for(ctx, planes, 1, [&](int64_t pl) {
     const float* s = src + pl * ih * iw;
+    // Two gathered input rows at a time (the rows above and below), each
+    // its left then right taps, kept while the next output rows read them.
+    static thread_local std::vector<float> rows;
+    rows.resize(size_t(4 * ow));
+    int64_t held[2] = {-1, -1};
+    const auto find = [&](int64_t r) { return held[0] == r ? 0 : held[1] == r ? 1 : -1; };
+    const auto fill = [&](int k, int64_t r) {
+      held[k] = r;
+      float* g = rows.data() + 2 * k * ow;
+      const float* in = s + r * iw;
+      for (int64_t o = 0; o < ow; ++o) g[o] = in[mw.idx[size_t(2 * o)]], g[ow + o] = in[mw.idx[size_t(2 * o + 1)]];
+    };
     for (int64_t oy = 0; oy < oh; ++oy) {
-      const float* r0 = s + mh.idx[size_t(2 * oy)] * iw;
-      const float* r1 = s + mh.idx[size_t(2 * oy + 1)] * iw;
+      const int64_t i0 = mh.idx[size_t(2 * oy)], i1 = mh.idx[size_t(2 * oy + 1)];
+      int k0 = find(i0), k1 = find(i1);
+      if (k0 < 0) {  // into the slot i1 does not hold
+        k0 = k1 == 0 ? 1 : 0;
+        fill(k0, i0);
+        if (i1 == i0) k1 = k0;
+      }
+      if (k1 < 0) fill(k1 = 1 - k0, i1);
+      const float* g0 = rows.data() + 2 * k0 * ow;
+      const float* g1 = rows.data() + 2 * k1 * ow;
       const float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
       float* d = dst + (pl * oh + oy) * ow;
       if (avx2)
-        avx2_isa::bilinear_row(r0, r1, wy0, wy1, mw.idx.data(), mw.w.data(), ow, d);
+        avx2_isa::bilinear_row(g0, g0 + ow, g1, g1 + ow, wy0, wy1, wa.data(), wb.data(), ow, d);
       else
-        baseline_isa::bilinear_row(r0, r1, wy0, wy1, mw.idx.data(), mw.w.data(), ow, d);
+        baseline_isa::bilinear_row(g0, g0 + ow, g1, g1 + ow, wy0, wy1, wa.data(), wb.data(), ow, d);
     }
   });
 }
