@@ -318,13 +318,25 @@ TEST_P(AtEachLevel, QuantizedConvolutionsGiveTheReferencesBits) {
   auto* c8 = test::add_node(g, "QLinearConv", {"x", "xs", "xz", "w8", "ws", "wz0", "ys", "yz"}, {"y8"}, "q8");
   test::set_int(c8, "group", 2);
   test::set_ints(c8, "pads", {1, 1, 1, 1});
-  for (const char* y : {"y3", "y1", "yi", "y8"}) test::add_output(g, y);
+  // Depthwise at stride 2 and 1: the float kernel on the bytes less their
+  // zero point, converted a row at a time (conv_depthwise.h).
+  bytes(g, "wd", {14, 1, 3, 3}, -128, 127, s8);
+  bytes(g, "wdz", {14}, 0, 0, s8);
+  test::add_float_initializer(g, "wds", {14}, 0.0041f);
+  for (int64_t stride : {2, 1}) {
+    const std::string y = "yd" + std::to_string(stride);
+    auto* d = test::add_node(g, "QLinearConv", {"x", "xs", "xz", "wd", "wds", "wdz", "ys", "yz"}, {y}, y);
+    test::set_int(d, "group", 14);
+    test::set_ints(d, "pads", {1, 1, 1, 1});
+    test::set_ints(d, "strides", {stride, stride});
+  }
+  for (const char* y : {"y3", "y1", "yi", "y8", "yd2", "yd1"}) test::add_output(g, y);
   const std::string model = test::bytes_of(m);
   Tensor x(DType::Int8, {1, 14, 9, 13});
   std::uniform_int_distribution<int> u(-128, 127);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<int8_t>()[i] = int8_t(u(rng));
   const auto fast = run_at_level(model, {{"x", x}}), reference = run_at_level(model, {{"x", x}}, CpuKernels::Reference);
-  ASSERT_EQ(fast.size(), 4u);
+  ASSERT_EQ(fast.size(), 6u);
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
 }
 

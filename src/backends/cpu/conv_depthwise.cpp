@@ -45,4 +45,20 @@ void depthwise_plane(const WindowGeom& g, const float* x, const float* w, float 
   baseline_isa::depthwise_plane(g, x, w, bias, y, f);
 }
 
+namespace {
+template <typename B>
+bool bytes_at_level(const WindowGeom& g, const B* x, int32_t zp, const float* w, float* y) {
+  if (cpu_isa() >= CpuIsa::Avx512) return avx512_isa::depthwise_plane_bytes(g, x, zp, w, y);
+  if (cpu_isa() >= CpuIsa::Avx2) return avx2_isa::depthwise_plane_bytes(g, x, zp, w, y);
+  return baseline_isa::depthwise_plane_bytes(g, x, zp, w, y);
+}
+}  // namespace
+
+bool depthwise_plane_bytes(const WindowGeom& g, const uint8_t* x, int32_t zp, const float* w, float* y) {
+  return bytes_at_level(g, x, zp, w, y);
+}
+bool depthwise_plane_bytes(const WindowGeom& g, const int8_t* x, int32_t zp, const float* w, float* y) {
+  return bytes_at_level(g, x, zp, w, y);
+}
+
 }  // namespace kestrel::backends::cpu

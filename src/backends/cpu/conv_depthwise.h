@@ -23,4 +23,12 @@ struct DepthwiseFinish {
 void depthwise_plane(const WindowGeom& g, const float* x, const float* w, float bias, float* y,
                      const DepthwiseFinish& f = {});
 
+// The same from a plane of 8-bit data less its zero point (x - zp, exact in
+// float), converted a row at a time as the kernel copies the plane into its
+// padded buffer, from bias 0: QLinearConv's depthwise layers. False, with
+// nothing done, where the window is not the blocked kernels' (2-D,
+// undilated, column stride 1 or 2): the caller converts the plane first.
+bool depthwise_plane_bytes(const WindowGeom& g, const uint8_t* x, int32_t zp, const float* w, float* y);
+bool depthwise_plane_bytes(const WindowGeom& g, const int8_t* x, int32_t zp, const float* w, float* y);
+
 }  // namespace kestrel::backends::cpu

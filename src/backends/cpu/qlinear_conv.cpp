@@ -295,14 +295,17 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
     parallel_for(ctx, s.N * s.M, 1, [&](int64_t t) {
       static thread_local std::vector<float> xf, yf;
       const int64_t m = t % s.M;
-      xf.resize(size_t(IS));
       yf.resize(size_t(OS));
       const X* plane = x + t * IS;
-      // x - zx exactly: DequantizeLinear's loop at scale 1 (at the CPU's level).
-      dequantize_bytes(plane, 1.0f, q.xzp, xf.data(), IS);
       float wf[256];
       for (int64_t k = 0; k < taps; ++k) wf[k] = float(q.wd(m, k));
-      depthwise_plane(s.g, xf.data(), wf, 0.f, yf.data());
+      // x - zx exactly, converted a row at a time as the kernel copies the
+      // plane; other windows through DequantizeLinear's loop at scale 1.
+      if (!depthwise_plane_bytes(s.g, plane, q.xzp, wf, yf.data())) {
+        xf.resize(size_t(IS));
+        dequantize_bytes(plane, 1.0f, q.xzp, xf.data(), IS);
+        depthwise_plane(s.g, xf.data(), wf, 0.f, yf.data());
+      }
       sink.float_row(q, m, q.bias[size_t(m)], yf.data(), OS, t * OS);
     });
     return;
