@@ -77,6 +77,38 @@ std::string short_chain_model() {
   return bytes_of(m);
 }
 
+// x [1,8,20,20] -> Conv 8->16 -> Resize linear (scales [1,1,2,2], a
+// constant) -> Conv, Conv -> Resize nearest (sizes computed at run time:
+// Concat(Slice(Shape(x)), [16, 60, 60])) -> five Convs -> output. Both
+// Resizes join the chain: eight Convs for two reorders.
+std::string resize_chain_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {"batch", 8, 20, 20});  // (an open batch: the sizes are computed at run time)
+  conv(g, "x", 8, 16, 3, "c1", 1);
+  auto* scales = add_float_initializer(g, "scales", {4}, 1.f);
+  scales->set_float_data(2, 2.f);
+  scales->set_float_data(3, 2.f);
+  add_float_initializer(g, "none", {0});
+  set_string(add_node(g, "Resize", {"c1", "", "scales"}, {"r1"}, "up_linear"), "mode", "linear");
+  conv(g, "r1", 16, 16, 3, "c2", 3);
+  conv(g, "c2", 16, 16, 1, "c3", 5);
+  add_node(g, "Shape", {"x"}, {"shape"}, "shape");
+  add_int64_initializer(g, "zero", {0});
+  add_int64_initializer(g, "one", {1});
+  add_node(g, "Slice", {"shape", "zero", "one"}, {"n"}, "slice");
+  add_int64_initializer(g, "chw", {16, 60, 60});
+  set_int(add_node(g, "Concat", {"n", "chw"}, {"sizes"}, "sizes"), "axis", 0);
+  set_string(add_node(g, "Resize", {"c3", "", "none", "sizes"}, {"r2"}, "up_nearest"), "mode", "nearest");
+  conv(g, "r2", 16, 16, 3, "c4", 7);
+  conv(g, "c4", 16, 16, 1, "c5", 9);
+  conv(g, "c5", 16, 16, 3, "c6", 11);
+  conv(g, "c6", 16, 16, 1, "c7", 13);
+  conv(g, "c7", 16, 16, 3, "c8", 15);
+  add_output(g, "c8");
+  return bytes_of(m);
+}
+
 void count_op(void* user, const backends::NodeTiming& t) { (*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]++; }
 
 struct Traced {
@@ -124,6 +156,18 @@ TEST(CpuChannelsLast, AChainRunsChannelsLastWithTheReferencesAnswer) {
   // each; the heads write their planar output themselves; the Relus, the
   // Sigmoid and the residual Add are inside their Convs.
   EXPECT_EQ(got.ops, (std::map<std::string, int>{{"ConvChannelsLast", 8}, {"Transpose", 2}, {"Mul", 1}, {"Concat", 1}}));
+  expect_reference_answer(got, want);
+}
+
+TEST(CpuChannelsLast, ResizesJoinTheChain) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const Traced got = run(resize_chain_model(), CpuKernels::Fast), want = run(resize_chain_model(), CpuKernels::Reference);
+  // Both Resizes take the channels-last image (the second's sizes permuted
+  // by a Gather at run time); x enters and c8 leaves through a Transpose.
+  EXPECT_EQ(got.ops.at("ConvChannelsLast"), 8);
+  EXPECT_EQ(got.ops.at("Transpose"), 2);
+  EXPECT_EQ(got.ops.at("Resize"), 2);
+  EXPECT_EQ(got.ops.at("Gather"), 1);
   expect_reference_answer(got, want);
 }
 

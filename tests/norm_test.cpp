@@ -275,6 +275,40 @@ TEST(Resize, GivesTheSameBitsAtEveryCpuLevel) {
   EXPECT_GE(levels, 1);
 }
 
+// A channels-last image resized over its middle axes (the CPU's layout pass
+// hands Resize one, with its scales permuted) gives the planar resize's bits
+// in the other layout, at every level: bilinear (up and down) and nearest.
+TEST(Resize, ChannelsLastGivesThePlanarBits) {
+  const int64_t N = 2, C = 19, H = 7, W = 9;
+  std::vector<float> v = random_floats(size_t(N * C * H * W), 5);
+  Tensor planar = Tensor::from_f32({N, C, H, W}, v), last(DType::Float32, {N, H, W, C});
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < H * W; ++i) last.data<float>()[(n * H * W + i) * C + c] = v[size_t((n * C + c) * H * W + i)];
+  for (CpuIsa isa : {CpuIsa::Baseline, CpuIsa::Avx2, CpuIsa::Avx512}) {
+    if (isa > cpu_isa_detected()) continue;
+    cap_cpu_isa(isa);
+    for (const char* mode : {"linear", "nearest"})
+      for (int64_t oh : {16, 4}) {
+        const int64_t ow = oh + 3;
+        auto run = [&](const Tensor& x, std::vector<int64_t> sizes) {
+          return OneNode("Resize", 13)
+              .attr_s("mode", mode)
+              .run({x, Tensor(), Tensor(), Tensor::from_i64(sizes)})[0]
+              .to_f32();
+        };
+        const std::vector<float> want = run(planar, {N, C, oh, ow}), got = run(last, {N, oh, ow, C});
+        ASSERT_EQ(got.size(), want.size());
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t i = 0; i < oh * ow; ++i)
+              ASSERT_EQ(got[size_t((n * oh * ow + i) * C + c)], want[size_t((n * C + c) * oh * ow + i)])
+                  << cpu_isa_name(isa) << ", " << mode << " to " << oh << "x" << ow;
+      }
+  }
+  cap_cpu_isa(CpuIsa::Avx512);
+}
+
 TEST(Resize, NearestTwoXOfNchw) {
   Tensor x = Tensor::from_f32({1, 1, 2, 2}, {1, 2, 3, 4});
   Tensor y = OneNode("Resize", 13)

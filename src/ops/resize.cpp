@@ -64,6 +64,8 @@ void gather_nearest(const KernelContext& ctx, const Tensor& x, Tensor& y, const 
   const uint8_t* src = x.raw();
   uint8_t* dst = y.raw();
   const ResizeAxisMap& last = maps[size_t(rank - 1)];
+  // An unchanged last axis (channels last): each row copies one input row.
+  const bool copy_rows = last.identity();
   parallel_for(ctx, rows, 1 + (1 << 14) / std::max<int64_t>(1, row_len), [&](int64_t r) {
     int64_t base = 0, rem = r;
     for (int d = rank - 2; d >= 0; --d) {
@@ -72,7 +74,9 @@ void gather_nearest(const KernelContext& ctx, const Tensor& x, Tensor& y, const 
       base += maps[size_t(d)].idx[size_t(od)] * in_stride[size_t(d)];
     }
     uint8_t* out = dst + size_t(r * row_len) * es;
-    if (es == 4) {
+    if (copy_rows) {
+      std::memcpy(out, src + size_t(base) * es, size_t(row_len) * es);
+    } else if (es == 4) {
       const float* s = reinterpret_cast<const float*>(src) + base;
       float* o = reinterpret_cast<float*>(out);
       for (int64_t i = 0; i < row_len; ++i) o[i] = s[last.idx[size_t(i)]];
@@ -136,6 +140,35 @@ void bilinear_planes(const KernelContext& ctx, const Tensor& x, Tensor& y, const
   });
 }
 
+// Bilinear over the middle axes of [N, H, W, C] (a channels-last image, as
+// the CPU backend's layout pass hands Resize one: backends/cpu/
+// channels_last.h; ONNX Runtime also takes scales [1, s, s, 1] as NHWC),
+// one output row per task, each output pixel the planar path's four terms
+// for every channel (bilinear_pixel), so both layouts give the same bits.
+void bilinear_channels_last(const KernelContext& ctx, const Tensor& x, Tensor& y, const ResizeAxisMap& mh,
+                            const ResizeAxisMap& mw) {
+  const int64_t ih = x.dim(1), iw = x.dim(2), C = x.dim(3), oh = y.dim(1), ow = y.dim(2);
+  const float* src = x.data<float>();
+  float* dst = y.data<float>();
+  const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
+  parallel_for(ctx, y.dim(0) * oh, 1 + (1 << 14) / std::max<int64_t>(1, ow * C), [&](int64_t t) {
+    const int64_t n = t / oh, oy = t % oh;
+    const float* r0 = src + (n * ih + mh.idx[size_t(2 * oy)]) * iw * C;
+    const float* r1 = src + (n * ih + mh.idx[size_t(2 * oy + 1)]) * iw * C;
+    const float wy0 = mh.w[size_t(2 * oy)], wy1 = mh.w[size_t(2 * oy + 1)];
+    float* d = dst + t * ow * C;
+    for (int64_t ox = 0; ox < ow; ++ox) {
+      const int64_t a = mw.idx[size_t(2 * ox)] * C, b = mw.idx[size_t(2 * ox + 1)] * C;
+      const float wa = mw.w[size_t(2 * ox)], wb = mw.w[size_t(2 * ox + 1)];
+      const float w11 = wa * wy0, w21 = wb * wy0, w12 = wa * wy1, w22 = wb * wy1;
+      if (avx2)
+        avx2_isa::bilinear_pixel(r0 + a, r0 + b, r1 + a, r1 + b, w11, w21, w12, w22, C, d + ox * C);
+      else
+        baseline_isa::bilinear_pixel(r0 + a, r0 + b, r1 + a, r1 + b, w11, w21, w12, w22, C, d + ox * C);
+    }
+  });
+}
+
 // Resizes x to out_shape with per-axis scales (used by the coordinate formulas)
 // and crop box (roi, tf_crop_and_resize only).
 void resize(KernelContext& ctx, const ResizeParams& p, const Tensor& x, const Shape& out_shape,
@@ -162,6 +195,9 @@ void resize(KernelContext& ctx, const ResizeParams& p, const Tensor& x, const Sh
   if ((rank == 2 || (rank == 4 && maps[0].identity() && maps[1].identity())) && p.mode == ResizeMode::Linear &&
       !p.antialias && !any_extrap)
     return bilinear_planes(ctx, x, y, maps[size_t(rank - 2)], maps[size_t(rank - 1)]);
+  if (rank == 4 && maps[0].identity() && maps[3].identity() && p.mode == ResizeMode::Linear && !p.antialias &&
+      !any_extrap)
+    return bilinear_channels_last(ctx, x, y, maps[1], maps[2]);
   // Generic: one pass per axis that changes anything, ping-ponging buffers.
   Tensor cur = x;
   Shape shape = x.shape();

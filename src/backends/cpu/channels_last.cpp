@@ -1,6 +1,7 @@
 #include "backends/cpu/channels_last.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <set>
 
@@ -50,11 +51,41 @@ bool elementwise(const ir::Node& n) {
   return unary.count(n.op_type) || binary.count(n.op_type) || n.op_type == "Clip";
 }
 
+// The input of a Resize the layout takes that holds its target: scales (2)
+// or sizes (3), 4 values; -1 where the layout does not take the node:
+// opset 11 on, nearest or linear without antialias, no axes, crop box or
+// aspect policy, float32 X of rank 4. Resizing is separable, so the same
+// values permuted to [N, H, W, C] resize the channels-last image alike
+// (ops/resize.cpp runs bilinear there with the planar path's bits).
+int resize_target_input(const ir::Graph& g, const ir::Node& n) {
+  if (!default_op(n, "Resize") || n.opset < 11 || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0 ||
+      n.has("axes"))
+    return -1;
+  const std::string mode = n.attr_s("mode", "nearest");
+  if ((mode != "nearest" && mode != "linear") || n.attr_i("antialias", 0) != 0 ||
+      n.attr_s("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize" ||
+      n.attr_s("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return -1;
+  const ir::Value& x = g.values[size_t(n.inputs[0])];
+  if (x.dtype != DType::Float32 || !x.shape || x.shape->size() != 4) return -1;
+  // An input is given unless absent or an empty constant (exporters write
+  // empty scales beside sizes).
+  const auto given = [&](size_t k) {
+    if (k >= n.inputs.size() || n.inputs[k] < 0) return false;
+    auto it = g.initializers.find(n.inputs[k]);
+    return it == g.initializers.end() || it->second.numel() != 0;
+  };
+  const int at = given(3) ? 3 : given(2) ? 2 : -1;
+  if (at < 0) return -1;
+  auto it = g.initializers.find(n.inputs[size_t(at)]);
+  return it == g.initializers.end() || it->second.numel() == 4 ? at : -1;
+}
+
 // The data inputs of a member node that are in the layout (X and the
 // residual of a Conv; every input of the others but a Clip's bounds).
 std::vector<size_t> layout_inputs(const ir::Node& n) {
   if (default_op(n, "Conv")) return n.inputs.size() == 4 ? std::vector<size_t>{0, 3} : std::vector<size_t>{0};
-  if (default_op(n, "Clip")) return {0};
+  if (default_op(n, "Clip") || default_op(n, "Resize")) return {0};
   std::vector<size_t> all(n.inputs.size());
   std::iota(all.begin(), all.end(), 0);
   return all;
@@ -74,7 +105,7 @@ std::vector<bool> members(const ir::Graph& g, const std::vector<bool>& conv_ok) 
     bool in = false;
     if (conv_ok[i]) {
       in = true;
-    } else if (elementwise(n) || concat_on_channels(n)) {
+    } else if (elementwise(n) || concat_on_channels(n) || resize_target_input(g, n) >= 0) {
       // Every input in the layout, but constant scalars (and a Clip's bounds).
       bool any = false, all = true;
       for (size_t k : layout_inputs(n)) {
@@ -141,6 +172,41 @@ ir::Node transpose(const std::string& name, int opset, int from, int to, bool to
   t.outputs = {to};
   ir::set_attr(t, "perm", to_channels_last ? std::vector<int64_t>{0, 2, 3, 1} : std::vector<int64_t>{0, 3, 1, 2});
   return t;
+}
+
+// A member Resize's scales or sizes (input `at`, resize_target_input of
+// the node before its X moved to the layout) as [N, H, W, C] takes them: a
+// permuted constant (the original may have other readers), or a Gather of
+// the value computed at run time (M-LSD's sizes: Shape, Slice, Concat)
+// added to `out` before the node.
+void permute_resize_target(ir::Graph& g, ir::Node& n, int at, std::vector<ir::Node>& out) {
+  const int src = n.inputs[size_t(at)];
+  const int v = g.add_value(n.name + "/channels_last_" + (at == 2 ? "scales" : "sizes"));
+  g.values[size_t(v)].dtype = g.values[size_t(src)].dtype;
+  g.values[size_t(v)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
+  const std::vector<int64_t> order{0, 2, 3, 1};
+  auto it = g.initializers.find(src);
+  if (it != g.initializers.end()) {
+    const Tensor& t = it->second;
+    Tensor p(t.dtype(), t.shape());
+    const size_t es = dtype_size(t.dtype());
+    for (size_t k = 0; k < 4; ++k) std::memcpy(p.raw() + k * es, t.raw() + size_t(order[k]) * es, es);
+    g.initializers[v] = std::move(p);
+  } else {
+    const int idx = g.add_value(n.name + "/channels_last_order");
+    g.values[size_t(idx)].dtype = DType::Int64;
+    g.values[size_t(idx)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
+    g.initializers[idx] = Tensor::from_i64(order);
+    ir::Node gather;
+    gather.name = n.name + "/channels_last_order";
+    gather.op_type = "Gather";
+    gather.opset = n.opset;
+    gather.inputs = {src, idx};
+    gather.outputs = {v};
+    ir::set_attr(gather, "axis", int64_t(0));
+    out.push_back(std::move(gather));
+  }
+  n.inputs[size_t(at)] = v;
 }
 
 }  // namespace
@@ -247,6 +313,7 @@ int channels_last_chains(ir::Graph& g) {
     n.outputs[0] = y_cl;
     if (default_op(n, "Conv")) to_conv_channels_last(n);
     else if (concat_on_channels(n)) ir::set_attr(n, "axis", int64_t(3));
+    else if (default_op(n, "Resize")) permute_resize_target(g, n, resize_target_input(g, g.nodes[i]), out);
     const std::string name = n.name;
     out.push_back(std::move(n));
     if (read_planar[size_t(y)] || !uses.only_node_inputs_read(y))  // leaves the layout here
