@@ -109,6 +109,36 @@ std::string resize_chain_model() {
   return bytes_of(m);
 }
 
+// An NHWC model, as TensorFlow exports them: x [1,20,20,8] -> Transpose to
+// NCHW -> Conv, Conv -> Resize nearest with sizes from the Shape of the
+// chain's value (Concat(Slice(Shape(c2), 0, 2), [40, 40])) -> six Convs ->
+// output. The chain reads x itself (the model's Transpose goes), and the
+// Shape reads the channels-last value through a Gather: one reorder, out.
+std::string nhwc_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 20, 20, 8});
+  set_ints(add_node(g, "Transpose", {"x"}, {"xt"}, "to_nchw"), "perm", {0, 3, 1, 2});
+  conv(g, "xt", 8, 16, 3, "c1", 1);
+  conv(g, "c1", 16, 16, 1, "c2", 3);
+  add_node(g, "Shape", {"c2"}, {"shape"}, "shape");
+  add_int64_initializer(g, "zero", {0});
+  add_int64_initializer(g, "two", {2});
+  add_node(g, "Slice", {"shape", "zero", "two"}, {"nc"}, "slice");
+  add_int64_initializer(g, "hw", {40, 40});
+  set_int(add_node(g, "Concat", {"nc", "hw"}, {"sizes"}, "sizes"), "axis", 0);
+  add_float_initializer(g, "none", {0});
+  set_string(add_node(g, "Resize", {"c2", "", "none", "sizes"}, {"r"}, "up"), "mode", "nearest");
+  conv(g, "r", 16, 16, 3, "c3", 5);
+  conv(g, "c3", 16, 16, 1, "c4", 7);
+  conv(g, "c4", 16, 16, 3, "c5", 9);
+  conv(g, "c5", 16, 16, 1, "c6", 11);
+  conv(g, "c6", 16, 16, 3, "c7", 13);
+  conv(g, "c7", 16, 16, 1, "c8", 15);
+  add_output(g, "c8");
+  return bytes_of(m);
+}
+
 void count_op(void* user, const backends::NodeTiming& t) { (*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]++; }
 
 struct Traced {
@@ -116,7 +146,7 @@ struct Traced {
   std::map<std::string, int> ops;
 };
 
-Traced run(const std::string& bytes, CpuKernels kernels, CpuIsa isa = CpuIsa::Avx512) {
+Traced run(const std::string& bytes, CpuKernels kernels, CpuIsa isa = CpuIsa::Avx512, Shape x_shape = {1, 8, 20, 20}) {
   ProcessOptions process = process_options();
   const ProcessOptions before = process;
   process.cpu_isa = isa;  // (applied as the session is made)
@@ -127,7 +157,7 @@ Traced run(const std::string& bytes, CpuKernels kernels, CpuIsa isa = CpuIsa::Av
   o.threads = 2;
   auto s = Session::load_bytes(bytes.data(), bytes.size(), o);
   set_process_options(before);
-  Tensor x(DType::Float32, {1, 8, 20, 20});
+  Tensor x(DType::Float32, x_shape);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 13) % 31) / 31.0f - 0.5f;
   Traced t;
   t.outputs = s->run_traced({{"x", x}}, count_op, &t.ops);
@@ -168,6 +198,18 @@ TEST(CpuChannelsLast, ResizesJoinTheChain) {
   EXPECT_EQ(got.ops.at("Transpose"), 2);
   EXPECT_EQ(got.ops.at("Resize"), 2);
   EXPECT_EQ(got.ops.at("Gather"), 1);
+  expect_reference_answer(got, want);
+}
+
+TEST(CpuChannelsLast, AnNhwcModelsTransposeAndShapeStayInTheLayout) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const Shape nhwc{1, 20, 20, 8};
+  const Traced got = run(nhwc_model(), CpuKernels::Fast, CpuIsa::Avx512, nhwc);
+  const Traced want = run(nhwc_model(), CpuKernels::Reference, CpuIsa::Avx512, nhwc);
+  EXPECT_EQ(got.ops.at("ConvChannelsLast"), 8);
+  EXPECT_EQ(got.ops.at("Transpose"), 1);  // c8 leaving; the model's own Transpose is gone
+  EXPECT_EQ(got.ops.at("Shape"), 1);
+  EXPECT_EQ(got.ops.at("Gather"), 2);  // the shape back in NCHW order, the sizes into NHWC
   expect_reference_answer(got, want);
 }
 

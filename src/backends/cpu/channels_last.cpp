@@ -81,6 +81,14 @@ int resize_target_input(const ir::Graph& g, const ir::Node& n) {
   return it == g.initializers.end() || it->second.numel() == 4 ? at : -1;
 }
 
+// A Shape node of the whole shape: it reads a channels-last value as well,
+// its dims then put back in NCHW order by a Gather (M-LSD computes each
+// Resize's sizes from the Shape of a chain's value, which would otherwise
+// take the value out of the layout).
+bool shape_reader(const ir::Node& n) {
+  return default_op(n, "Shape") && n.inputs.size() == 1 && n.outputs.size() == 1 && !n.has("start") && !n.has("end");
+}
+
 // The data inputs of a member node that are in the layout (X and the
 // residual of a Conv; every input of the others but a Clip's bounds).
 std::vector<size_t> layout_inputs(const ir::Node& n) {
@@ -174,6 +182,31 @@ ir::Node transpose(const std::string& name, int opset, int from, int to, bool to
   return t;
 }
 
+// A Transpose of a channels-last image into channels-first (an NHWC
+// model's first node, as in M-LSD).
+bool to_channels_first(const ir::Node& n) {
+  return default_op(n, "Transpose") && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+         n.attr_ints("perm") == std::vector<int64_t>{0, 3, 1, 2};
+}
+
+// A Gather of the 4 values of `from` in `order` into `to`, the order a new
+// constant named `name`.
+ir::Node gather_order(ir::Graph& g, const std::string& name, int opset, int from, const std::vector<int64_t>& order,
+                      int to) {
+  const int idx = g.add_value(name);
+  g.values[size_t(idx)].dtype = DType::Int64;
+  g.values[size_t(idx)].shape = std::vector<ir::Dim>{ir::Dim{int64_t(order.size()), ""}};
+  g.initializers[idx] = Tensor::from_i64(order);
+  ir::Node gather;
+  gather.name = name;
+  gather.op_type = "Gather";
+  gather.opset = opset;
+  gather.inputs = {from, idx};
+  gather.outputs = {to};
+  ir::set_attr(gather, "axis", int64_t(0));
+  return gather;
+}
+
 // A member Resize's scales or sizes (input `at`, resize_target_input of
 // the node before its X moved to the layout) as [N, H, W, C] takes them: a
 // permuted constant (the original may have other readers), or a Gather of
@@ -193,18 +226,7 @@ void permute_resize_target(ir::Graph& g, ir::Node& n, int at, std::vector<ir::No
     for (size_t k = 0; k < 4; ++k) std::memcpy(p.raw() + k * es, t.raw() + size_t(order[k]) * es, es);
     g.initializers[v] = std::move(p);
   } else {
-    const int idx = g.add_value(n.name + "/channels_last_order");
-    g.values[size_t(idx)].dtype = DType::Int64;
-    g.values[size_t(idx)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
-    g.initializers[idx] = Tensor::from_i64(order);
-    ir::Node gather;
-    gather.name = n.name + "/channels_last_order";
-    gather.op_type = "Gather";
-    gather.opset = n.opset;
-    gather.inputs = {src, idx};
-    gather.outputs = {v};
-    ir::set_attr(gather, "axis", int64_t(0));
-    out.push_back(std::move(gather));
+    out.push_back(gather_order(g, n.name + "/channels_last_order", n.opset, src, order, v));
   }
   n.inputs[size_t(at)] = v;
 }
@@ -249,7 +271,8 @@ int channels_last_chains(ir::Graph& g) {
         const int v = n.inputs[k];
         if (v < 0) continue;
         const bool in_layout = std::find(li.begin(), li.end(), k) != li.end();
-        if (!in_layout) read_planar[size_t(v)] = true;
+        // (A Shape of a member's output reads the channels-last value.)
+        if (!in_layout && !(shape_reader(n) && producer[size_t(v)] >= 0)) read_planar[size_t(v)] = true;
         else if (producer[size_t(v)] < 0 && !scalar_constant(g, v)) entering.insert({find_root(parent, int(i)), v});
       }
     }
@@ -285,10 +308,35 @@ int channels_last_chains(ir::Graph& g) {
 
   std::vector<ir::Node> out;
   out.reserve(g.nodes.size() + 16);
+  std::vector<bool> left(g.values.size(), false);  // a member's output also written planar
+  std::vector<int> made_by(g.values.size(), -1);  // value -> the node writing it
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (int y : g.nodes[i].outputs)
+      if (y >= 0) made_by[size_t(y)] = int(i);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     ir::Node n = g.nodes[i];
     const int opset = n.opset;  // the default domain's, for the Transposes
     if (!member[i]) {
+      const int v = n.inputs.empty() ? -1 : n.inputs[0];
+      // A transpose into channels-first that only the chain reads: the
+      // chain reads its input instead (below), so it goes.
+      if (to_channels_first(n) && !read_planar[size_t(n.outputs[0])] && read_in_layout[size_t(n.outputs[0])] &&
+          uses.only_node_inputs_read(n.outputs[0]))
+        continue;
+      const bool only_channels_last =  // a member's output that does not leave the layout
+          v >= 0 && made_by[size_t(v)] >= 0 && member[size_t(made_by[size_t(v)])] && twin_cl[size_t(v)] >= 0 &&
+          !left[size_t(v)];
+      if (shape_reader(n) && only_channels_last) {
+        // The shape of the channels-last value, its dims back in NCHW order.
+        n.inputs[0] = twin_cl[size_t(v)];
+        const int y = n.outputs[0], dims = g.add_value(g.values[size_t(y)].name + ".channels_last");
+        g.values[size_t(dims)].dtype = DType::Int64;
+        g.values[size_t(dims)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
+        n.outputs[0] = dims;
+        out.push_back(std::move(n));
+        out.push_back(gather_order(g, g.nodes[i].name + "/channels_first_order", opset, dims, {0, 3, 1, 2}, y));
+        continue;
+      }
       out.push_back(std::move(n));
       continue;
     }
@@ -296,8 +344,15 @@ int channels_last_chains(ir::Graph& g) {
       const int v = n.inputs[k];
       if (v < 0 || scalar_constant(g, v)) continue;
       if (twin_cl[size_t(v)] < 0) {  // enters the layout here
-        twin_cl[size_t(v)] = layout_twin(g, v, true);
-        out.push_back(transpose(n.name + "/to_channels_last_" + std::to_string(k), n.opset, v, twin_cl[size_t(v)], true));
+        const int from = made_by[size_t(v)];
+        if (from >= 0 && to_channels_first(g.nodes[size_t(from)])) {
+          // v is itself a channels-last value transposed (an NHWC model's
+          // input, as M-LSD's): the chain reads that value instead.
+          twin_cl[size_t(v)] = g.nodes[size_t(from)].inputs[0];
+        } else {
+          twin_cl[size_t(v)] = layout_twin(g, v, true);
+          out.push_back(transpose(n.name + "/to_channels_last_" + std::to_string(k), n.opset, v, twin_cl[size_t(v)], true));
+        }
       }
       n.inputs[k] = twin_cl[size_t(v)];
     }
@@ -316,8 +371,10 @@ int channels_last_chains(ir::Graph& g) {
     else if (default_op(n, "Resize")) permute_resize_target(g, n, resize_target_input(g, g.nodes[i]), out);
     const std::string name = n.name;
     out.push_back(std::move(n));
-    if (read_planar[size_t(y)] || !uses.only_node_inputs_read(y))  // leaves the layout here
+    if (read_planar[size_t(y)] || !uses.only_node_inputs_read(y)) {  // leaves the layout here
       out.push_back(transpose(name + "/to_channels_first", opset, y_cl, y, false));
+      left[size_t(y)] = true;
+    }
   }
   g.nodes = std::move(out);
   return moved;
