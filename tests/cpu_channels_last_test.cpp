@@ -77,6 +77,29 @@ std::string short_chain_model() {
   return bytes_of(m);
 }
 
+// Resize `x` (nearest) to sizes computed at run time: the first `kept` dims
+// of Shape(of), then `rest` (Slice and Concat, as exporters write them).
+void resize_to_shape_of(onnx::GraphProto* g, const std::string& x, const std::string& of, int64_t kept,
+                        const std::vector<int64_t>& rest, const std::string& y) {
+  add_node(g, "Shape", {of}, {y + "_shape"}, y + "_shape");
+  add_int64_initializer(g, y + "_from", {0});
+  add_int64_initializer(g, y + "_to", {kept});
+  add_node(g, "Slice", {y + "_shape", y + "_from", y + "_to"}, {y + "_kept"}, y + "_slice");
+  add_int64_initializer(g, y + "_rest", rest);
+  set_int(add_node(g, "Concat", {y + "_kept", y + "_rest"}, {y + "_sizes"}, y + "_sizes"), "axis", 0);
+  add_float_initializer(g, y + "_none", {0});
+  set_string(add_node(g, "Resize", {x, "", y + "_none", y + "_sizes"}, {y}, y), "mode", "nearest");
+}
+
+// Convs 16 -> 16 from `x`, 3x3 and 1x1 alternating, the last one `y`.
+void convs(onnx::GraphProto* g, std::string x, int count, int seed, const std::string& y) {
+  for (int i = 0; i < count; ++i) {
+    const std::string out = i + 1 == count ? y : y + "_" + std::to_string(i);
+    conv(g, x, 16, 16, i % 2 ? 1 : 3, out, seed + 2 * i);
+    x = out;
+  }
+}
+
 // x [1,8,20,20] -> Conv 8->16 -> Resize linear (scales [1,1,2,2], a
 // constant) -> Conv, Conv -> Resize nearest (sizes computed at run time:
 // Concat(Slice(Shape(x)), [16, 60, 60])) -> five Convs -> output. Both
@@ -89,22 +112,10 @@ std::string resize_chain_model() {
   auto* scales = add_float_initializer(g, "scales", {4}, 1.f);
   scales->set_float_data(2, 2.f);
   scales->set_float_data(3, 2.f);
-  add_float_initializer(g, "none", {0});
   set_string(add_node(g, "Resize", {"c1", "", "scales"}, {"r1"}, "up_linear"), "mode", "linear");
-  conv(g, "r1", 16, 16, 3, "c2", 3);
-  conv(g, "c2", 16, 16, 1, "c3", 5);
-  add_node(g, "Shape", {"x"}, {"shape"}, "shape");
-  add_int64_initializer(g, "zero", {0});
-  add_int64_initializer(g, "one", {1});
-  add_node(g, "Slice", {"shape", "zero", "one"}, {"n"}, "slice");
-  add_int64_initializer(g, "chw", {16, 60, 60});
-  set_int(add_node(g, "Concat", {"n", "chw"}, {"sizes"}, "sizes"), "axis", 0);
-  set_string(add_node(g, "Resize", {"c3", "", "none", "sizes"}, {"r2"}, "up_nearest"), "mode", "nearest");
-  conv(g, "r2", 16, 16, 3, "c4", 7);
-  conv(g, "c4", 16, 16, 1, "c5", 9);
-  conv(g, "c5", 16, 16, 3, "c6", 11);
-  conv(g, "c6", 16, 16, 1, "c7", 13);
-  conv(g, "c7", 16, 16, 3, "c8", 15);
+  convs(g, "r1", 2, 3, "c3");
+  resize_to_shape_of(g, "c3", "x", 1, {16, 60, 60}, "r2");
+  convs(g, "r2", 5, 7, "c8");
   add_output(g, "c8");
   return bytes_of(m);
 }
@@ -121,20 +132,8 @@ std::string nhwc_model() {
   set_ints(add_node(g, "Transpose", {"x"}, {"xt"}, "to_nchw"), "perm", {0, 3, 1, 2});
   conv(g, "xt", 8, 16, 3, "c1", 1);
   conv(g, "c1", 16, 16, 1, "c2", 3);
-  add_node(g, "Shape", {"c2"}, {"shape"}, "shape");
-  add_int64_initializer(g, "zero", {0});
-  add_int64_initializer(g, "two", {2});
-  add_node(g, "Slice", {"shape", "zero", "two"}, {"nc"}, "slice");
-  add_int64_initializer(g, "hw", {40, 40});
-  set_int(add_node(g, "Concat", {"nc", "hw"}, {"sizes"}, "sizes"), "axis", 0);
-  add_float_initializer(g, "none", {0});
-  set_string(add_node(g, "Resize", {"c2", "", "none", "sizes"}, {"r"}, "up"), "mode", "nearest");
-  conv(g, "r", 16, 16, 3, "c3", 5);
-  conv(g, "c3", 16, 16, 1, "c4", 7);
-  conv(g, "c4", 16, 16, 3, "c5", 9);
-  conv(g, "c5", 16, 16, 1, "c6", 11);
-  conv(g, "c6", 16, 16, 3, "c7", 13);
-  conv(g, "c7", 16, 16, 1, "c8", 15);
+  resize_to_shape_of(g, "c2", "c2", 2, {40, 40}, "r");
+  convs(g, "r", 6, 5, "c8");
   add_output(g, "c8");
   return bytes_of(m);
 }
