@@ -189,13 +189,20 @@ bool to_channels_first(const ir::Node& n) {
          n.attr_ints("perm") == std::vector<int64_t>{0, 3, 1, 2};
 }
 
+// A new value `name`: a vector of 4 values of `dtype` (a shape, scales or
+// sizes, or their order).
+int four_values(ir::Graph& g, const std::string& name, DType dtype) {
+  const int v = g.add_value(name);
+  g.values[size_t(v)].dtype = dtype;
+  g.values[size_t(v)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
+  return v;
+}
+
 // A Gather of the 4 values of `from` in `order` into `to`, the order a new
 // constant named `name`.
 ir::Node gather_order(ir::Graph& g, const std::string& name, int opset, int from, const std::vector<int64_t>& order,
                       int to) {
-  const int idx = g.add_value(name);
-  g.values[size_t(idx)].dtype = DType::Int64;
-  g.values[size_t(idx)].shape = std::vector<ir::Dim>{ir::Dim{int64_t(order.size()), ""}};
+  const int idx = four_values(g, name, DType::Int64);
   g.initializers[idx] = Tensor::from_i64(order);
   ir::Node gather;
   gather.name = name;
@@ -214,9 +221,8 @@ ir::Node gather_order(ir::Graph& g, const std::string& name, int opset, int from
 // added to `out` before the node.
 void permute_resize_target(ir::Graph& g, ir::Node& n, int at, std::vector<ir::Node>& out) {
   const int src = n.inputs[size_t(at)];
-  const int v = g.add_value(n.name + "/channels_last_" + (at == 2 ? "scales" : "sizes"));
-  g.values[size_t(v)].dtype = g.values[size_t(src)].dtype;
-  g.values[size_t(v)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
+  const std::string what = at == 2 ? "scales" : "sizes";
+  const int v = four_values(g, n.name + "/channels_last_" + what, g.values[size_t(src)].dtype);
   const std::vector<int64_t> order{0, 2, 3, 1};
   auto it = g.initializers.find(src);
   if (it != g.initializers.end()) {
@@ -329,9 +335,7 @@ int channels_last_chains(ir::Graph& g) {
       if (shape_reader(n) && only_channels_last) {
         // The shape of the channels-last value, its dims back in NCHW order.
         n.inputs[0] = twin_cl[size_t(v)];
-        const int y = n.outputs[0], dims = g.add_value(g.values[size_t(y)].name + ".channels_last");
-        g.values[size_t(dims)].dtype = DType::Int64;
-        g.values[size_t(dims)].shape = std::vector<ir::Dim>{ir::Dim{4, ""}};
+        const int y = n.outputs[0], dims = four_values(g, g.values[size_t(y)].name + ".channels_last", DType::Int64);
         n.outputs[0] = dims;
         out.push_back(std::move(n));
         out.push_back(gather_order(g, g.nodes[i].name + "/channels_first_order", opset, dims, {0, 3, 1, 2}, y));

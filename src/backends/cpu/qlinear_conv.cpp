@@ -63,7 +63,7 @@ struct QConv {
   std::vector<float> real;
   float ys = 1;
   bool avx2 = cpu_isa() >= CpuIsa::Avx2;  // requantize on qconv_kernels.h's AVX2 loop
-  bool avx512 = cpu_avx512_vnni();        // ... on its AVX-512 one (that file is built for VNNI)
+  bool avx512 = cpu_avx512_vnni();        // ... on its AVX-512 one, and the product on VNNI
   int64_t K() const { return s.Cg * s.g.kernel_size(); }
   int32_t wd(int64_t m, int64_t k) const { return w[size_t(m * K() + k)] - wz[size_t(m)]; }
 };
@@ -348,7 +348,7 @@ void run_typed(KernelContext& ctx, const QConv& q, const X* x, const Sink& sink)
   // this path replaced there: BENCHMARKS.md), the weights widened once a
   // run; on arm64 SDOT, the weights arranged in blocks of rows once a run.
 #if KESTREL_X86
-  const bool vnni = cpu_avx512_vnni();
+  const bool vnni = q.avx512;
   std::vector<int32_t> wide;
   if (!vnni) {
     wide.resize(size_t(s.group * M8 * K4 * 2));
