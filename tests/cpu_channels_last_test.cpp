@@ -138,6 +138,33 @@ std::string nhwc_model() {
   return bytes_of(m);
 }
 
+void max_pool(onnx::GraphProto* g, const std::string& x, int64_t k, int64_t stride, const std::string& y) {
+  auto* n = add_node(g, "MaxPool", {x}, {y}, y);
+  set_ints(n, "kernel_shape", {k, k});
+  set_ints(n, "strides", {stride, stride});
+  const int64_t pad = stride == 1 ? k / 2 : 0;
+  set_ints(n, "pads", {pad, pad, pad, pad});
+}
+
+// YOLO's SPP inside a chain: x [1,8,20,20] -> Conv 8->16 -> MaxPool 2x2
+// stride 2 -> Conv, Conv -> MaxPool 5, 9 and 13 (stride 1, padded) ->
+// Concat of the four along the channels -> Conv 64->16 -> four Convs ->
+// output. Every pool joins the chain: eight Convs for two reorders.
+std::string spp_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 8, 20, 20});
+  conv(g, "x", 8, 16, 3, "c1", 1);
+  max_pool(g, "c1", 2, 2, "p1");
+  convs(g, "p1", 2, 3, "c3");
+  for (int64_t k : {5, 9, 13}) max_pool(g, "c3", k, 1, "spp" + std::to_string(k));
+  set_int(add_node(g, "Concat", {"c3", "spp5", "spp9", "spp13"}, {"cat"}, "cat"), "axis", 1);
+  conv(g, "cat", 64, 16, 1, "c4", 9);
+  convs(g, "c4", 4, 11, "c8");
+  add_output(g, "c8");
+  return bytes_of(m);
+}
+
 void count_op(void* user, const backends::NodeTiming& t) { (*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]++; }
 
 struct Traced {
@@ -197,6 +224,14 @@ TEST(CpuChannelsLast, ResizesJoinTheChain) {
   EXPECT_EQ(got.ops.at("Transpose"), 2);
   EXPECT_EQ(got.ops.at("Resize"), 2);
   EXPECT_EQ(got.ops.at("Gather"), 1);
+  expect_reference_answer(got, want);
+}
+
+TEST(CpuChannelsLast, MaxPoolsJoinTheChain) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const Traced got = run(spp_model(), CpuKernels::Fast), want = run(spp_model(), CpuKernels::Reference);
+  EXPECT_EQ(got.ops, (std::map<std::string, int>{
+                         {"ConvChannelsLast", 8}, {"MaxPoolChannelsLast", 4}, {"Concat", 1}, {"Transpose", 2}}));
   expect_reference_answer(got, want);
 }
 

@@ -109,28 +109,37 @@ TEST_P(AtEachLevel, DepthwiseConvolutionMatchesAPlainLoop) {
   }
 }
 
-// MaxPool's separable kernel (backends/cpu/pool.cpp): the reference's bits,
-// windows of 2 (stride 2), 3 and 13 (stride 1, padded) over odd widths.
+// MaxPool's kernels (backends/cpu/pool.cpp), planar and channels-last
+// (MaxPoolChannelsLast): the reference's bits, windows of 2 (stride 2), 3
+// (direct) and 13 (stride 1, padded: separable) over odd widths.
 TEST_P(AtEachLevel, MaxPoolGivesTheReferencesBits) {
-  for (auto [k, stride] : {std::pair<int64_t, int64_t>{2, 2}, {3, 1}, {13, 1}}) {
-    auto m = test::make_model(12);
-    auto* g = m.mutable_graph();
-    test::add_input(g, "x", {1, 3, 21, 37});
-    auto* n = test::add_node(g, "MaxPool", {"x"}, {"y"}, "pool");
-    test::set_ints(n, "kernel_shape", {k, k});
-    test::set_ints(n, "strides", {stride, stride});
-    if (stride == 1) test::set_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
-    test::add_output(g, "y");
-    const std::string bytes = test::bytes_of(m);
-    Tensor x(DType::Float32, {1, 3, 21, 37});
-    std::mt19937 rng(7);
-    std::uniform_real_distribution<float> u(-1.f, 1.f);
-    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
-    const Tensor got = run_at_level(bytes, {{"x", x}})[0];
-    const Tensor want = run_at_level(bytes, {{"x", x}}, CpuKernels::Reference)[0];
-    ASSERT_EQ(got.shape(), want.shape());
-    EXPECT_TRUE(got.same_as(want)) << "window " << k << ", stride " << stride;
-  }
+  for (bool channels_last : {false, true})
+    for (auto [k, stride] : {std::pair<int64_t, int64_t>{2, 2}, {3, 1}, {13, 1}}) {
+      auto m = test::make_model(12);
+      if (channels_last) {
+        auto* os = m.add_opset_import();
+        os->set_domain("com.kestrel");
+        os->set_version(1);
+      }
+      auto* g = m.mutable_graph();
+      const Shape shape = channels_last ? Shape{1, 21, 37, 3} : Shape{1, 3, 21, 37};
+      test::add_input(g, "x", {shape[0], shape[1], shape[2], shape[3]});
+      auto* n = test::add_node(g, channels_last ? "MaxPoolChannelsLast" : "MaxPool", {"x"}, {"y"}, "pool");
+      if (channels_last) n->set_domain("com.kestrel");
+      test::set_ints(n, "kernel_shape", {k, k});
+      test::set_ints(n, "strides", {stride, stride});
+      if (stride == 1) test::set_ints(n, "pads", {k / 2, k / 2, k / 2, k / 2});
+      test::add_output(g, "y");
+      const std::string bytes = test::bytes_of(m);
+      Tensor x(DType::Float32, shape);
+      std::mt19937 rng(7);
+      std::uniform_real_distribution<float> u(-1.f, 1.f);
+      for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = u(rng);
+      const Tensor got = run_at_level(bytes, {{"x", x}})[0];
+      const Tensor want = run_at_level(bytes, {{"x", x}}, CpuKernels::Reference)[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      EXPECT_TRUE(got.same_as(want)) << "window " << k << ", stride " << stride << ", channels-last " << channels_last;
+    }
 }
 
 // float32 <-> float16 (F16C from AVX2 on): the same bits as the baseline's

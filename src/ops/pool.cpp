@@ -1,4 +1,5 @@
-// MaxPool (with Indices), AveragePool, LpPool and their Global forms.
+// MaxPool (with Indices), AveragePool, LpPool and their Global forms, and
+// MaxPoolChannelsLast (the CPU backend's layout pass writes it).
 // Windows of rank 1..3 are handled as 3-D with leading unit dims, one
 // (batch, channel) plane per parallel task.
 #include <cmath>
@@ -164,6 +165,48 @@ void max_pool_float_fast(KernelContext& ctx, const PoolSetup& p) {
   });
 }
 
+// com.kestrel MaxPoolChannelsLast: MaxPool over a 2-D image held
+// channels-last ([N, H, W, C] in, [N, oH, oW, C] out), written by the CPU
+// backend's layout pass (backends/cpu/channels_last.h) where a chain of
+// channels-last convolutions pools (YOLO's SPP, a stride-2 downsampling),
+// so the chain does not leave the layout there. MaxPool's attributes; no
+// Indices output. Its own loop of MaxPool's rule, tap by tap (the first
+// in-bounds tap starts the maximum, a later one replaces it only when
+// greater; a window of padding alone gives -inf): the oracle for the
+// backend's vectorized kernel (backends/cpu/pool.cpp).
+void run_max_pool_channels_last(KernelContext& ctx) {
+  const Tensor& X = ctx.input(0);
+  if (X.rank() != 4) ctx.fail("takes a 2-D image [N, H, W, C], got ", shape_str(X.shape()));
+  if (X.dtype() != DType::Float32) ctx.fail("supports float32 only, got ", dtype_name(X.dtype()));
+  if (ctx.node.outputs.size() > 1) ctx.fail("has no Indices output");
+  const std::vector<int64_t> kernel = ctx.node.attr_ints("kernel_shape");
+  if (kernel.size() != 2) ctx.fail("kernel_shape must have 2 values, got ", kernel.size());
+  const int64_t N = X.dim(0), C = X.dim(3);
+  const WindowGeom g = window_geom(ctx, {X.dim(1), X.dim(2)}, kernel, ctx.node.attr_i("ceil_mode", 0) != 0);
+  const Window2D v(g);
+  Tensor& Y = ctx.output(0, DType::Float32, {N, v.OH, v.OW, C});
+  const float* x = X.data<float>();
+  float* y = Y.data<float>();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < v.OH; ++oh)
+      for (int64_t ow = 0; ow < v.OW; ++ow)
+        for (int64_t c = 0; c < C; ++c) {
+          float best = -std::numeric_limits<float>::infinity();
+          bool first = true;
+          for (int64_t kh = 0; kh < v.KH; ++kh) {
+            const int64_t ih = oh * v.SH - v.PH + kh * v.DH;
+            if (ih < 0 || ih >= v.H) continue;
+            for (int64_t kw = 0; kw < v.KW; ++kw) {
+              const int64_t iw = ow * v.SW - v.PW + kw * v.DW;
+              if (iw < 0 || iw >= v.W) continue;
+              const float t = x[((n * v.H + ih) * v.W + iw) * C + c];
+              if (first || t > best) best = t, first = false;
+            }
+          }
+          y[((n * v.OH + oh) * v.OW + ow) * C + c] = best;
+        }
+}
+
 void run_max_pool(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   PoolSetup p = setup(ctx, X, true);
@@ -293,6 +336,7 @@ void run_global_lp_pool(KernelContext& ctx) { run_global(ctx, Global::Lp); }
 }  // namespace
 
 KESTREL_OP(MaxPool, {.min_opset = 1, .run = run_max_pool});
+KESTREL_OP(MaxPoolChannelsLast, {.domain = "com.kestrel", .run = run_max_pool_channels_last});
 KESTREL_OP(AveragePool, {.min_opset = 1, .run = run_average_pool});
 KESTREL_OP(QLinearAveragePool, {.domain = "com.microsoft", .run = run_qlinear_average_pool});
 KESTREL_OP(LpPool, {.min_opset = 1, .run = run_lp_pool});

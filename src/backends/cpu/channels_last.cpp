@@ -81,6 +81,18 @@ int resize_target_input(const ir::Graph& g, const ir::Node& n) {
   return it == g.initializers.end() || it->second.numel() == 4 ? at : -1;
 }
 
+// A MaxPool the layout takes (MaxPoolChannelsLast): float32, 2-D, no
+// Indices output, undilated (the forms its fast kernel runs; YOLO's SPP and
+// the stride-2 downsamplings).
+bool max_pool_member(const ir::Graph& g, const ir::Node& n) {
+  if (!default_op(n, "MaxPool") || n.outputs.size() != 1 || n.inputs.size() != 1 || n.inputs[0] < 0) return false;
+  const ir::Value& x = g.values[size_t(n.inputs[0])];
+  if (x.dtype != DType::Float32 || !x.shape || x.shape->size() != 4 || n.attr_ints("kernel_shape").size() != 2)
+    return false;
+  for (int64_t d : n.attr_ints("dilations")) if (d != 1) return false;
+  return true;
+}
+
 // A Shape node of the whole shape: it reads a channels-last value as well,
 // its dims then put back in NCHW order by a Gather (M-LSD computes each
 // Resize's sizes from the Shape of a chain's value, which would otherwise
@@ -113,7 +125,7 @@ std::vector<bool> members(const ir::Graph& g, const std::vector<bool>& conv_ok) 
     bool in = false;
     if (conv_ok[i]) {
       in = true;
-    } else if (elementwise(n) || concat_on_channels(n) || resize_target_input(g, n) >= 0) {
+    } else if (elementwise(n) || concat_on_channels(n) || resize_target_input(g, n) >= 0 || max_pool_member(g, n)) {
       // Every input in the layout, but constant scalars (and a Clip's bounds).
       bool any = false, all = true;
       for (size_t k : layout_inputs(n)) {
@@ -373,6 +385,12 @@ int channels_last_chains(ir::Graph& g) {
     if (default_op(n, "Conv")) to_conv_channels_last(n);
     else if (concat_on_channels(n)) ir::set_attr(n, "axis", int64_t(3));
     else if (default_op(n, "Resize")) permute_resize_target(g, n, resize_target_input(g, g.nodes[i]), out);
+    else if (default_op(n, "MaxPool")) {
+      n.op_type = "MaxPoolChannelsLast";
+      n.domain = "com.kestrel";
+      n.opset = 1;
+      n.attrs.erase("storage_order");  // (it orders only the Indices output)
+    }
     const std::string name = n.name;
     out.push_back(std::move(n));
     if (read_planar[size_t(y)] || !uses.only_node_inputs_read(y)) {  // leaves the layout here

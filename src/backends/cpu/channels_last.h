@@ -15,7 +15,9 @@
 // count, which the planar kernel does better); elementwise ops whose tensor inputs are all
 // channels-last members' outputs (or constant scalars: a rank-4 broadcast
 // reads the same under one permutation of both sides); Concat along the
-// channels. A value leaves the layout through one Transpose where anything
+// channels; Resize (its scales or sizes permuted); MaxPool
+// (MaxPoolChannelsLast, ops/pool.cpp). A value leaves
+// the layout through one Transpose where anything
 // else reads it or the graph returns it. Only chains of two or more
 // convolutions change: one alone would pay two reorders for one layer.
 #pragma once
