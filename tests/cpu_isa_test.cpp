@@ -194,17 +194,22 @@ TEST_P(AtEachLevel, ActivationBlocksGiveTheScalarBits) {
 // QuantizeLinear and DequantizeLinear per tensor on 8 bits (ops/quantize.cpp's
 // vectorized loops, one build per level) give the general per-axis path's
 // bits: the same scale and zero point repeated along an axis of 3 take that
-// path. Ties at half a step (half to even), saturation both ways, NaN,
-// infinities and values past 2^22 steps among the inputs.
+// path. Ties at half a step (half to even) and the floats either side of
+// each, saturation both ways, NaN, infinities, values past 2^22 steps and
+// near the largest float among the inputs, over scales of several binades
+// (AVX2's loop divides through the scale's reciprocal and a correction).
 TEST_P(AtEachLevel, PerTensorQuantizationGivesThePerAxisBits) {
-  const float scale = 0.0375f;
-  std::vector<float> x;
-  for (int i = -700; i <= 700; ++i) x.push_back(float(i) * scale * 0.5f);  // every half step: ties
-  for (int i = 0; i < 997; ++i) x.push_back(std::sin(float(i)) * 9.f);
-  x.insert(x.end(), {std::nanf(""), INFINITY, -INFINITY, -0.f, 1e-40f, 3e8f, -3e8f});
-  while (x.size() % 3) x.push_back(0.25f);
-  const int64_t n = int64_t(x.size());
+  for (const float scale : {0.0375f, 0.003921569f, 1.7f, 3e-9f})
   for (const auto qtype : {onnx::TensorProto::UINT8, onnx::TensorProto::INT8}) {
+    std::vector<float> x;
+    for (int i = -700; i <= 700; ++i) {
+      const float tie = float(i) * scale * 0.5f;  // every half step: ties
+      x.insert(x.end(), {tie, std::nextafter(tie, -INFINITY), std::nextafter(tie, INFINITY)});
+    }
+    for (int i = 0; i < 997; ++i) x.push_back(std::sin(float(i)) * 9.f);
+    x.insert(x.end(), {std::nanf(""), INFINITY, -INFINITY, -0.f, 1e-40f, 3e8f, -3e8f, 3e38f, -3.4e38f});
+    while (x.size() % 3) x.push_back(0.25f);
+    const int64_t n = int64_t(x.size());
     const int32_t zp = qtype == onnx::TensorProto::UINT8 ? 131 : -7;
     auto run = [&](bool per_axis) {
       auto m = test::make_model(13);
@@ -228,8 +233,8 @@ TEST_P(AtEachLevel, PerTensorQuantizationGivesThePerAxisBits) {
       return run_at_level(bytes, {{"x", t}});
     };
     const auto tensor = run(false), axis = run(true);
-    EXPECT_TRUE(tensor[0].same_as(axis[0])) << "QuantizeLinear to type " << qtype;
-    EXPECT_TRUE(tensor[1].same_as(axis[1])) << "DequantizeLinear from type " << qtype;
+    EXPECT_TRUE(tensor[0].same_as(axis[0])) << "QuantizeLinear to type " << qtype << ", scale " << scale;
+    EXPECT_TRUE(tensor[1].same_as(axis[1])) << "DequantizeLinear from type " << qtype << ", scale " << scale;
   }
 }
 

@@ -96,31 +96,18 @@ namespace baseline_isa {
 KESTREL_ISA_AVX2_BEGIN
 namespace avx2_isa {
 #if KESTREL_X86
-// quantize_block's bits eight values at a time, written with intrinsics:
-// GCC's vectorization of the plain loop (its clamps as blends, the rounding
-// constant, the narrowing) spilled and took a fifth of a QDQ YOLOX-nano run.
-// x / scale (a division, as the reference and ONNX Runtime divide), clamped
-// to +-2^22 (larger values saturate anyway), converted rounding half to
-// even, plus the zero point, narrowed with saturation; NaN gives 0.
+// quantize_block's bits eight values at a time (ops/quantize_lanes.inc).
+#include "ops/quantize_lanes.inc"
 template <bool kUnsigned, typename Q>
 void quantize_intrinsics(const float* in, float scale, float zp, Q* q, int64_t n) {
-  const __m256 s = _mm256_set1_ps(scale), big = _mm256_set1_ps(4194304.f), nbig = _mm256_set1_ps(-4194304.f);
-  const __m256i z = _mm256_set1_epi32(int32_t(zp));
-  const auto eight = [&](__m256 x) {
-    const __m256 v = _mm256_div_ps(x, s);
-    const __m256i keep = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q));  // all ones but for NaN
-    const __m256i r =
-        _mm256_and_si256(_mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v, nbig), big)), z), keep);
-    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-    return kUnsigned ? _mm_packus_epi16(w, w) : _mm_packs_epi16(w, w);
-  };
+  const QuantizeLanes<kUnsigned> lanes(scale, zp);
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), eight(_mm256_loadu_ps(in + i)));
+  for (; i + 8 <= n; i += 8) _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), lanes(_mm256_loadu_ps(in + i)));
   if (i < n) {  // the last 1 to 7 through a buffer
     alignas(32) float tail[8] = {};
     alignas(16) Q out[16];
     for (int64_t j = i; j < n; ++j) tail[j - i] = in[j];
-    _mm_store_si128(reinterpret_cast<__m128i*>(out), eight(_mm256_load_ps(tail)));
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), lanes(_mm256_load_ps(tail)));
     for (int64_t j = i; j < n; ++j) q[j] = out[j - i];
   }
 }

@@ -400,6 +400,29 @@ std::vector<OpCase> cases() {
                           .inputs = {i8(rnd("a", {5, 33}, -128, 128)), floats("as", {0.02f}), i8(weight("az", {}, -4, 4)),
                                      i8(rnd("b", {5, 33}, -128, 128)), floats("bs", {0.03f}), i8(weight("bz", {}, -4, 4)),
                                      floats("ys", {0.05f}), i8(weight("yz", {}, -10, 10))}}));
+  // (The CPU's one-pass kernel, backends/cpu/qdq_add.cpp: Clip, uint8 in and
+  // int8 out, more values than one task's 16384, a tail past the last 8.)
+  constexpr const char* kOneByteType = "Vulkan's kernel takes inputs and output of one 8-bit type";
+  v.push_back(kestrel_op({.label = "QdqAdd uint8 to int8 with a Clip, three tasks", .op = "QdqAdd",
+                          .inputs = {u8(rnd("a", {1, 24, 40, 41}, 0, 256)), floats("as", {0.031f}), u8(weight("az", {}, 120, 130)),
+                                     u8(rnd("b", {1, 24, 40, 41}, 0, 256)), floats("bs", {0.047f}), u8(weight("bz", {}, 120, 130)),
+                                     floats("ys", {0.021f}), i8(weight("yz", {}, -3, 3))},
+                          .attrs = [](onnx::NodeProto& n) {
+                            attr_i(n, "kestrel.activation", int64_t(ops::Activation::Clip));
+                            attr_floats(n, "kestrel.activation_params", {-1.5f, 2.25f});
+                          },
+                          .vulkan_unsupported = kOneByteType}));
+  v.push_back(kestrel_op({.label = "QdqAdd int8 to uint8, scales a binade apart", .op = "QdqAdd",
+                          .inputs = {i8(rnd("a", {3, 7, 19}, -128, 128)), floats("as", {0.5f}), i8(weight("az", {}, -4, 4)),
+                                     i8(rnd("b", {3, 7, 19}, -128, 128)), floats("bs", {0.0039f}), i8(weight("bz", {}, -4, 4)),
+                                     floats("ys", {0.37f}), u8(weight("yz", {}, 120, 136))},
+                          .vulkan_unsupported = kOneByteType}));
+  // (y's scale so fine that sums reach past 2^21 steps: the kernel's
+  // quantizer clamps, and most values saturate.)
+  v.push_back(kestrel_op({.label = "QdqAdd uint8, sums saturating", .op = "QdqAdd",
+                          .inputs = {u8(rnd("a", {4, 9, 23}, 0, 256)), floats("as", {0.5f}), u8(weight("az", {}, 120, 130)),
+                                     u8(rnd("b", {4, 9, 23}, 0, 256)), floats("bs", {0.25f}), u8(weight("bz", {}, 120, 130)),
+                                     floats("ys", {1e-5f}), u8(weight("yz", {}, 120, 136))}}));
   v.push_back(ms({.label = "QLinearMul int8, same shapes", .op = "QLinearMul",
                   .inputs = {i8(rnd("a", {3, 41}, -128, 128)), floats("as", {0.05f}), i8(weight("az", {}, -4, 4)),
                              i8(rnd("b", {3, 41}, -128, 128)), floats("bs", {0.04f}), i8(weight("bz", {}, -4, 4)),
