@@ -111,17 +111,10 @@ void quantize_intrinsics(const float* in, float scale, float zp, Q* q, int64_t n
     for (int64_t j = i; j < n; ++j) q[j] = out[j - i];
   }
 }
-// dequantize_block's (float(q) - zp) * scale sixteen bytes at a time, with
-// its bits: q - zp is an integer below 2^9, so subtracting before the
-// conversion gives the exact difference the float subtraction gives.
+// dequantize_block's bits sixteen bytes at a time (ops/quantize_lanes.inc).
 template <typename Q>
 void dequantize_intrinsics(const Q* in, float scale, float zp, float* out, int64_t n) {
-  const __m256 s = _mm256_set1_ps(scale);
-  const __m256i z = _mm256_set1_epi32(int32_t(zp));
-  const auto eight = [&](__m128i bytes) {
-    const __m256i w = std::is_same_v<Q, uint8_t> ? _mm256_cvtepu8_epi32(bytes) : _mm256_cvtepi8_epi32(bytes);
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w, z)), s);
-  };
+  const DequantizeLanes<Q> eight(scale, int32_t(zp));
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));

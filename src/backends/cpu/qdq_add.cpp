@@ -28,20 +28,6 @@ KESTREL_ISA_AVX2_BEGIN
 namespace avx2_isa {
 namespace {
 #include "ops/quantize_lanes.inc"
-
-// One input's dequantization: 8 bytes less the zero point, times the scale.
-template <typename Q>
-struct DequantizeLanes {
-  __m256 s;
-  __m256i z;
-  DequantizeLanes(float scale, int32_t zp) : s(_mm256_set1_ps(scale)), z(_mm256_set1_epi32(zp)) {}
-  __m256 operator()(const Q* q) const {
-    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
-    const __m256i w = std::is_same_v<Q, uint8_t> ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
-    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(w, z)), s);
-  }
-};
-
 }  // namespace
 
 // y = quantize(act(dequantize(a) + dequantize(b))) over n values; act is
