@@ -20,11 +20,20 @@ using namespace kestrel::test;
 
 namespace {
 
-std::string max_pool_model(int64_t k, int64_t stride, int64_t pad, int64_t width) {
+// MaxPool over x [1, 2, 9, width], or MaxPoolChannelsLast (com.kestrel) of
+// the same window over x [1, 9, width, 2].
+std::string max_pool_model(int64_t k, int64_t stride, int64_t pad, int64_t width, bool channels_last = false) {
   auto m = make_model(12);
+  if (channels_last) {
+    auto* os = m.add_opset_import();
+    os->set_domain("com.kestrel");
+    os->set_version(1);
+  }
   auto* g = m.mutable_graph();
-  add_input(g, "x", {1, 2, 9, width});
-  auto* n = add_node(g, "MaxPool", {"x"}, {"y"}, "pool");
+  if (channels_last) add_input(g, "x", {1, 9, width, 2});
+  else add_input(g, "x", {1, 2, 9, width});
+  auto* n = add_node(g, channels_last ? "MaxPoolChannelsLast" : "MaxPool", {"x"}, {"y"}, "pool");
+  if (channels_last) n->set_domain("com.kestrel");
   set_ints(n, "kernel_shape", {k, k});
   set_ints(n, "strides", {stride, stride});
   set_ints(n, "pads", {pad, pad, pad, pad});
@@ -61,23 +70,6 @@ Tensor ties_zeros_and_nans(int64_t width) {
   }
   q[0] = q[8 * width + width - 1] = nan;
   return x;
-}
-
-// MaxPoolChannelsLast (com.kestrel) of the same window over x [1, 9, width, 2].
-std::string channels_last_model(int64_t k, int64_t stride, int64_t pad, int64_t width) {
-  auto m = make_model(12);
-  auto* os = m.add_opset_import();
-  os->set_domain("com.kestrel");
-  os->set_version(1);
-  auto* g = m.mutable_graph();
-  add_input(g, "x", {1, 9, width, 2});
-  auto* n = add_node(g, "MaxPoolChannelsLast", {"x"}, {"y"}, "pool");
-  n->set_domain("com.kestrel");
-  set_ints(n, "kernel_shape", {k, k});
-  set_ints(n, "strides", {stride, stride});
-  set_ints(n, "pads", {pad, pad, pad, pad});
-  add_output(g, "y");
-  return bytes_of(m);
 }
 
 // [N, C, H, W] -> [N, H, W, C] or back.
@@ -120,7 +112,7 @@ TEST(CpuMaxPool, ChannelsLastTiesSignedZerosAndNaNsGiveTheReferencesBits) {
                                        {9, 1, 4, 40}, {2, 2, 0, 40}, {3, 2, 1, 40}, {3, 3, 0, 40}}) {
     const Tensor planar = ties_zeros_and_nans(width);
     const Tensor x = permuted(planar, true);
-    const std::string bytes = channels_last_model(k, stride, pad, width);
+    const std::string bytes = max_pool_model(k, stride, pad, width, true);
     const Tensor want = run_with(bytes, CpuKernels::Reference, x);
     const Tensor got = run_with(bytes, CpuKernels::Fast, x);
     const Tensor onnx = permuted(run_with(max_pool_model(k, stride, pad, width), CpuKernels::Reference, planar), true);

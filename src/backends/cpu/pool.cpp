@@ -42,7 +42,7 @@ namespace {
 constexpr int64_t kDirectTaps = 9;
 
 // The window of a 2-D float32 MaxPool over `spatial` ([H, W]) that these
-// kernels take, or false (the reference then runs): no Indices output, no
+// kernels take, or none (the reference then runs): no Indices output, no
 // dilation, and every output's window holds an input tap (the reference's
 // -inf for a window of padding alone is left to it).
 std::optional<Window2D> fast_window(ops::KernelContext& ctx, const Tensor& X, bool channels_last) {
