@@ -3,6 +3,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "backends/cpu/direct_conv.h"
 

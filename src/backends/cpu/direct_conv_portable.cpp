@@ -3,6 +3,7 @@
 // x86-64 baseline and to NEON on arm64 (its 32 registers hold twice the
 // channels; a multiply-add contracts to one fmla there).
 #include <cstdint>
+#include <utility>
 #include <cstring>
 
 #include "backends/cpu/direct_conv.h"
