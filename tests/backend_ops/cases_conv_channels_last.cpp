@@ -2,7 +2,7 @@
 // convolution chains its layout pass keeps channels-last, against the op's
 // reference (ONNX Conv on the transposed tensors). Shapes beside oneDNN's
 // vector widths (3, 13, 24 channels), each kernel family it picks
-// (depthwise, 1x1, direct), strides, dilations, asymmetric pads, groups, a
+// (depthwise, 1x1, direct) and Kestrel's own for dense windows on AVX2, strides, dilations, asymmetric pads, groups, a
 // batch of two, the residual and every activation route: Relu, LeakyRelu
 // and Clip in oneDNN's post-op, the rest after it; and the planar output of
 // a few-channel 1x1 layer. Tolerance: the defaults (float32 sums in
@@ -68,6 +68,19 @@ std::vector<OpCase> conv_channels_last_cases() {
     attr_s(n, "auto_pad", "SAME_UPPER");
     attr_ints(n, "strides", {2, 2});
   }));
+  // Dense windows of 8 channels or more: on AVX2 without AVX-512, Kestrel's
+  // own channels-last kernel (backends/cpu/nhwc_conv.h) instead of oneDNN's.
+  v.push_back(conv_cl("dense 3x3 32 -> 40, dilation 2, asymmetric pads, residual, Relu", {1, 10, 13, 32},
+                      {40, 32, 3, 3}, true, [](onnx::NodeProto& n) {
+                        attr_ints(n, "dilations", {2, 2});
+                        attr_ints(n, "pads", {2, 1, 2, 3});
+                        attr_i(n, "kestrel.activation", int64_t(ops::Activation::Relu));
+                      }, {1, 10, 13, 40}));
+  v.push_back(conv_cl("dense 5x5 stride 2 16 -> 16, batch 2, no bias", {2, 11, 14, 16}, {16, 16, 5, 5}, false,
+                      [](onnx::NodeProto& n) {
+                        attr_ints(n, "strides", {2, 2});
+                        attr_ints(n, "pads", {2, 2, 2, 2});
+                      }));
   // A chain's last layer, written planar [N, M, H, W] (ops/conv_channels_last.h).
   v.push_back(conv_cl("1x1 64 -> 6, planar output, batch 2", {2, 5, 7, 64}, {6, 64, 1, 1}, true, [](onnx::NodeProto& n) {
     attr_i(n, "kestrel.planar_output", 1);

@@ -19,6 +19,7 @@
 
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/fast_products.h"
+#include "backends/cpu/nhwc_conv.h"
 #include "backends/cpu/onednn_engine.h"
 #include "ops/common.h"
 #include "ops/conv.h"
@@ -148,6 +149,17 @@ void run_conv_channels_last(KernelContext& ctx) {
   if (X.numel() == 0) return run_reference_kernel(ctx);
 
   const ops::Epilogue epi = ops::Epilogue::of(ctx.node);
+  // Dense windows on AVX2 without AVX-512: Kestrel's own kernel
+  // (nhwc_conv.h), its packed weights kept like the primitive.
+  if (const NhwcConvKernel* k = nhwc_conv_kernel(); k && nhwc_conv_suits(s)) {
+    std::ostringstream key;
+    key << "nhwc/" << W.data<float>() << '/' << bias;
+    auto pack = [&] { return std::make_shared<NhwcPacked>(pack_nhwc_conv(s, W.data<float>(), bias)); };
+    const std::shared_ptr<NhwcPacked> packed =
+        ctx.node_state() ? ctx.node_state()->get<NhwcPacked>(&ctx.node, key.str(), pack) : pack();
+    return nhwc_conv(ctx.threads(), *k, s, X.data<float>(), *packed, residual ? residual->data<float>() : nullptr, epi,
+                     Y.data<float>());
+  }
   dnnl::algorithm alg;
   float alpha, beta;
   const bool fused_activation = onednn_activation(epi, alg, alpha, beta);

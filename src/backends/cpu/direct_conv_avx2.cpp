@@ -3,9 +3,9 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <utility>
 
 #include "backends/cpu/direct_conv.h"
+#include "backends/cpu/each_index.h"
 
 namespace kestrel::backends::cpu::direct_conv_avx2 {
 using Vec = __m256;

@@ -3,10 +3,10 @@
 // x86-64 baseline and to NEON on arm64 (its 32 registers hold twice the
 // channels; a multiply-add contracts to one fmla there).
 #include <cstdint>
-#include <utility>
 #include <cstring>
 
 #include "backends/cpu/direct_conv.h"
+#include "backends/cpu/each_index.h"
 
 namespace kestrel::backends::cpu::direct_conv_portable {
 typedef float Vec __attribute__((vector_size(16)));
