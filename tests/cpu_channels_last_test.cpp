@@ -165,6 +165,25 @@ std::string spp_model() {
   return bytes_of(m);
 }
 
+// x [1,24,12,12] -> Conv3x3 -> a0; six blocks a(i+1) = Relu(Conv1x1(a(i))
+// + a(i)), each a 1x1 layer adding a residual of 24 channels; Conv3x3 ->
+// out. Eight Convs for two reorders, if the blocks join.
+std::string residual_24_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 24, 12, 12});
+  conv(g, "x", 24, 24, 3, "a0", 1);
+  for (int i = 0; i < 6; ++i) {
+    const std::string a = "a" + std::to_string(i), p = "p" + std::to_string(i), s = "s" + std::to_string(i);
+    conv(g, a, 24, 24, 1, p, 3 + 2 * i);
+    add_node(g, "Add", {p, a}, {s}, "add" + std::to_string(i));
+    add_node(g, "Relu", {s}, {"a" + std::to_string(i + 1)}, "relu" + std::to_string(i));
+  }
+  conv(g, "a6", 24, 24, 3, "out", 17);
+  add_output(g, "out");
+  return bytes_of(m);
+}
+
 void count_op(void* user, const backends::NodeTiming& t) { (*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]++; }
 
 struct Traced {
@@ -245,6 +264,22 @@ TEST(CpuChannelsLast, AnNhwcModelsTransposeAndShapeStayInTheLayout) {
   EXPECT_EQ(got.ops.at("Shape"), 1);
   EXPECT_EQ(got.ops.at("Gather"), 2);  // the shape back in NCHW order, the sizes into NHWC
   expect_reference_answer(got, want);
+}
+
+// 24 channels are three of AVX2's 8-float vectors, and one and a half of
+// AVX-512's: there oneDNN's kernel on the ragged tail lost to the planar
+// one (channels_last.cpp), here the layer joins the chain.
+TEST(CpuChannelsLast, OneByOneResidualsJoinWhereTheyFillWholeVectors) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const Shape x{1, 24, 12, 12};
+  const Traced want = run(residual_24_model(), CpuKernels::Reference, CpuIsa::Avx512, x);
+  const Traced avx2 = run(residual_24_model(), CpuKernels::Fast, CpuIsa::Avx2, x);
+  EXPECT_EQ(avx2.ops, (std::map<std::string, int>{{"ConvChannelsLast", 8}, {"Transpose", 2}}));
+  expect_reference_answer(avx2, want);
+  if (cpu_isa_detected() < CpuIsa::Avx512) return;  // (an AVX-512 CPU checks the other half)
+  const Traced avx512 = run(residual_24_model(), CpuKernels::Fast, CpuIsa::Avx512, x);
+  EXPECT_EQ(avx512.ops, (std::map<std::string, int>{{"Conv", 8}}));  // 3x3 layers with no chain of two left
+  expect_reference_answer(avx512, want);
 }
 
 TEST(CpuChannelsLast, TooFewLayersForTheirReordersStayPlanar) {

@@ -34,12 +34,15 @@ bool conv_candidate(const ir::Graph& g, const ir::Node& n) {
   const int64_t r = n.attr_i(kResidualAttr, -1);
   if (n.inputs.size() > 3 && !(r == 3 && n.inputs.size() == 4)) return false;
   // A 1x1 layer adding a residual of channels in no whole number of
-  // 16-float vectors: oneDNN's kernel on the ragged tail, with the residual
-  // copied into its output first, lost to the planar kernel, which adds it
-  // in cache (BlazeFace back's 24 -> 24 layers at 128x128: 0.35 ms for 0.26).
+  // oneDNN's vectors (16 floats on AVX-512, 8 on AVX2): its kernel on the
+  // ragged tail, with the residual copied into its output first, lost to
+  // the planar kernel, which adds it in cache (BlazeFace back's 24 -> 24
+  // layers at 128x128 on AVX-512: 0.35 ms for 0.26). On AVX2, 24 channels
+  // are three whole vectors.
   const Tensor& wt = w->second;
   const bool pointwise = wt.dim(2) == 1 && wt.dim(3) == 1;
-  return !(pointwise && r == 3 && wt.dim(0) % 16 != 0);
+  const int64_t vector = cpu_isa() >= CpuIsa::Avx512 ? 16 : 8;
+  return !(pointwise && r == 3 && wt.dim(0) % vector != 0);
 }
 
 // Ops computed element by element, the same in any layout.
