@@ -50,6 +50,21 @@ TEST(QuantParams, WeightsPerChannelAreSymmetricInt8) {
   EXPECT_EQ(all.q.data<int8_t>()[4], -32);  // -0.5 / (2 / 127) = -31.75
 }
 
+// --reduce-range: the largest magnitude at 64 steps, nothing past them.
+TEST(QuantParams, ReducedRangeWeightsStayWithin64Steps) {
+  const Tensor w = Tensor::from_f32({2, 3}, {2.0f, -1.0f, 0.5f, 0.25f, -0.5f, 0.0f});
+  const QuantizedWeight q = quantize_weight(w, 0, kReducedRange);
+  EXPECT_FLOAT_EQ(q.scales[0], 2.0f / 64.0f);
+  EXPECT_FLOAT_EQ(q.scales[1], 0.5f / 64.0f);
+  const int8_t* v = q.q.data<int8_t>();
+  EXPECT_EQ(v[0], 64);
+  EXPECT_EQ(v[1], -32);
+  EXPECT_EQ(v[2], 16);
+  EXPECT_EQ(v[3], 32);
+  EXPECT_EQ(v[4], -64);
+  EXPECT_EQ(v[5], 0);
+}
+
 TEST(QuantParams, PercentileDropsTheRarestValuesAtEachEnd) {
   std::vector<float> v(100001);
   for (size_t i = 0; i < v.size(); ++i) v[i] = float(i) - 50000.0f;

@@ -78,7 +78,7 @@ int cmd_quantize(int argc, char** argv) {
   Args a = parse_args(argc, argv,
                       with_session_flags({"--calib", "--out", "--method", "--percentile", "--limit", "--check", "--min-cosine", "--size",
                                           "--mean", "--std", "--scale", "--layout"}),
-                      with_session_switches({"--per-channel", "--per-tensor", "--bgr", "--int4-weights"}));
+                      with_session_switches({"--per-channel", "--per-tensor", "--bgr", "--int4-weights", "--reduce-range"}));
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.positional.size() == 1, "quantize expects one MODEL, got ",
                    a.positional.size(), " positional arguments");
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, a.has("--calib") && a.has("--out"),
@@ -97,6 +97,7 @@ int cmd_quantize(int argc, char** argv) {
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, opt.min_cosine >= 0 && opt.min_cosine <= 1,
                    "--min-cosine must lie in [0, 1], got ", opt.min_cosine);
   opt.int4_weights = a.has("--int4-weights");
+  opt.reduce_range = a.has("--reduce-range");
   opt.session = session_options(a);
   if (opt.session.backend == BackendChoice::Auto) opt.session.backend = BackendChoice::Cpu;
 
@@ -163,9 +164,9 @@ int cmd_quantize(int argc, char** argv) {
     f.write(rep.model.data(), std::streamsize(rep.model.size()));
     KESTREL_CHECK_AS(ErrorKind::Failure, bool(f), "writing '", out, "' failed");
   }
-  std::printf("wrote %s: %d nodes quantized (int8 weights %s, uint8 activations, %s over %zu samples), opset %d\n",
+  std::printf("wrote %s: %d nodes quantized (int8 weights %s%s, uint8 activations, %s over %zu samples), opset %d\n",
               out.c_str(), rep.quantized_nodes, rep.per_channel ? "per channel" : "per tensor",
-              quantize::name_of(opt.method), s.files.size(), rep.opset);
+              opt.reduce_range ? " within [-64, 64]" : "", quantize::name_of(opt.method), s.files.size(), rep.opset);
   if (rep.int4_nodes)
     std::printf("  of them %d MatMuls with 4-bit weights in blocks of %d (com.microsoft MatMulNBits, float activations)\n",
                 rep.int4_nodes, int(quantize::kInt4Block));

@@ -55,12 +55,13 @@ const Command kCommands[] = {
     {"quantize", cli::cmd_quantize,
      "quantize MODEL --calib DIR --out Q.onnx [--method minmax|percentile|entropy] [--percentile P] [--per-channel|--per-tensor]\n"
      "      [--limit N] [--check N] [--min-cosine C] [--size WxH] [--scale S] [--mean M[,M,M]] [--std S[,S,S]] [--bgr] [--layout nchw|nhwc]\n"
-     "      [--int4-weights] [--threads N]  (static int8: DIR holds .npz samples keyed by input name, .npy for a\n"
+     "      [--int4-weights] [--reduce-range] [--threads N]  (static int8: DIR holds .npz samples keyed by input name, .npy for a\n"
      "      one-input model, or photos, resized to the input's size (or --size) as (pixel * scale - mean) / std, scale\n"
      "      1/255, RGB unless --bgr; writes a QDQ model ONNX Runtime also runs, weights per channel where the opset allows,\n"
      "      and prints each output's cosine against the float model on --check samples, default 8; the nodes nearest the\n"
      "      outputs stay in float where quantizing them would take an output below --min-cosine, default 0.99, 0: quantize\n"
-     "      all; --int4-weights: MatMuls' weights in 4-bit blocks of 32 as com.microsoft MatMulNBits, activations float)\n"},
+     "      all; --int4-weights: MatMuls' weights in 4-bit blocks of 32 as com.microsoft MatMulNBits, activations float;\n"
+     "      --reduce-range: int8 weights within [-64, 64], which ONNX Runtime multiplies exactly on x86 CPUs without VNNI)\n"},
     {"remove-bg", cli::cmd_remove_bg, "remove-bg ISNET_MODEL PHOTO OUT.png [--backend ...] [--precision ...] [--threads N]\n"},
     {"probe", cli::cmd_probe, "probe  (JSON: CPU features and Vulkan devices)\n"},
 };

@@ -316,7 +316,7 @@ void to_matmul_nbits(onnx::GraphProto& g, Namer& name, onnx::NodeProto& node, co
 
 std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
                       const std::vector<std::string>& sums, const std::map<std::string, Range>& ranges,
-                      bool per_channel, bool int4_matmuls) {
+                      bool per_channel, bool int4_matmuls, int weight_limit) {
   onnx::ModelProto q = m;
   onnx::GraphProto* g = q.mutable_graph();
   Namer name(*g);
@@ -380,7 +380,7 @@ std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>&
 
     const onnx::TensorProto* wp = initializer(*g, t.weight);
     const Tensor w = onnx_io::tensor_from_proto(*wp, "");
-    const QuantizedWeight qw = quantize_weight(w, per_channel ? t.weight_axis : -1);
+    const QuantizedWeight qw = quantize_weight(w, per_channel ? t.weight_axis : -1, weight_limit);
     const std::string wq = name(t.weight + "_quantized"), ws = name(t.weight + "_scale"),
                       wz = name(t.weight + "_zero_point"), wdq = name(t.weight + "_dequantized");
     const Shape sshape = per_channel ? Shape{int64_t(qw.scales.size())} : Shape{};

@@ -69,7 +69,8 @@ std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::strin
 
 // The QDQ model's bytes: each target's activation (and output) and each of
 // `sums` quantized to uint8 with its range from `ranges`, and each target's
-// weight to int8 per channel (or per tensor when per_channel is false). With
+// weight to int8 per channel (or per tensor when per_channel is false),
+// within [-weight_limit, weight_limit] (quant_params.h). With
 // int4_matmuls, a MatMul target becomes com.microsoft MatMulNBits instead:
 // its weight in 4-bit blocks of kInt4Block (quantize_int4_blocks), its
 // activation left float (weight-only, as ONNX Runtime's 4-bit quantizer
@@ -77,6 +78,6 @@ std::string with_outputs(const onnx::ModelProto& m, const std::vector<std::strin
 constexpr int64_t kInt4Block = 32;
 std::string qdq_model(const onnx::ModelProto& m, const std::vector<QuantTarget>& targets,
                       const std::vector<std::string>& sums, const std::map<std::string, Range>& ranges,
-                      bool per_channel, bool int4_matmuls = false);
+                      bool per_channel, bool int4_matmuls = false, int weight_limit = kFullRange);
 
 }  // namespace kestrel::quantize

@@ -17,7 +17,7 @@ ActivationParams activation_params(Range r) {
   return p;
 }
 
-QuantizedWeight quantize_weight(const Tensor& w, int axis) {
+QuantizedWeight quantize_weight(const Tensor& w, int axis, int limit) {
   KESTREL_CHECK(w.dtype() == DType::Float32, "only float32 weights are quantized, got ", dtype_name(w.dtype()));
   KESTREL_CHECK(axis < w.rank(), "channel axis ", axis, " of a rank-", w.rank(), " weight");
   QuantizedWeight out;
@@ -36,10 +36,11 @@ QuantizedWeight quantize_weight(const Tensor& w, int axis) {
     absmax[c] = std::max(absmax[c], std::fabs(src[i]));
   }
   out.scales.resize(size_t(channels));
-  for (size_t c = 0; c < absmax.size(); ++c) out.scales[c] = absmax[c] > 0 ? absmax[c] / 127.0f : 1.0f;
+  const float top = float(limit);
+  for (size_t c = 0; c < absmax.size(); ++c) out.scales[c] = absmax[c] > 0 ? absmax[c] / top : 1.0f;
   for (int64_t i = 0; i < w.numel(); ++i) {
     const float v = std::nearbyint(src[i] / out.scales[size_t((i / inner) % channels)]);
-    dst[i] = int8_t(std::clamp(v, -127.0f, 127.0f));
+    dst[i] = int8_t(std::clamp(v, -top, top));
   }
   return out;
 }

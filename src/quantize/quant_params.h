@@ -23,13 +23,18 @@ struct ActivationParams {
 ActivationParams activation_params(Range r);
 
 // A weight quantized to int8: one scale per channel along `axis` (or one in
-// all when axis < 0), q = clamp(round_half_even(w / scale), -127, 127).
+// all when axis < 0), scale = max |w| / limit, q = clamp(round_half_even(w /
+// scale), -limit, limit). The full range is limit 127; kReducedRange (64,
+// ONNX Runtime's reduce_range) keeps every product of a uint8 activation
+// and a pair of weights within 16 bits (255 * 64 * 2 < 32768), which ONNX
+// Runtime's products need to be exact on x86 CPUs without VNNI.
+constexpr int kFullRange = 127, kReducedRange = 64;
 struct QuantizedWeight {
   Tensor q;                   // int8, w's shape
   std::vector<float> scales;  // one per channel, or one
   int axis = -1;
 };
-QuantizedWeight quantize_weight(const Tensor& w, int axis);
+QuantizedWeight quantize_weight(const Tensor& w, int axis, int limit = kFullRange);
 
 // A MatMul's weight W [K, N] in 4-bit blocks as com.microsoft MatMulNBits
 // holds it (ops/matmul_nbits.h): each column's K values in blocks of

@@ -56,7 +56,7 @@ std::vector<double> rounding_errors(const Session& probe, const std::map<std::st
                                     const std::map<std::string, Tensor>& sample,
                                     const std::vector<QuantTarget>& targets,
                                     const std::map<std::string, Range>& ranges, const onnx::ModelProto& model,
-                                    bool per_channel) {
+                                    bool per_channel, int weight_limit) {
   const std::vector<Tensor> outs = probe.run(sample);
   std::vector<double> err;
   for (const QuantTarget& t : targets) {
@@ -67,7 +67,7 @@ std::vector<double> rounding_errors(const Session& probe, const std::map<std::st
     for (size_t i = 0; i < q.size(); ++i)
       q[i] = (std::clamp(std::nearbyint(xv[i] / p.scale) + float(p.zero_point), 0.0f, 255.0f) - float(p.zero_point)) * p.scale;
     const Tensor w = weight_tensor(model, t.weight);
-    const QuantizedWeight qw = quantize_weight(w, per_channel ? t.weight_axis : -1);
+    const QuantizedWeight qw = quantize_weight(w, per_channel ? t.weight_axis : -1, weight_limit);
     std::vector<float> wq(size_t(w.numel()));
     int64_t inner = 1;
     for (int d = qw.axis + 1; qw.axis >= 0 && d < w.rank(); ++d) inner *= w.dim(d);
@@ -131,6 +131,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
     }
   }
   rep.per_channel = want_channels && rep.opset >= 13;
+  const int weight_limit = opt.reduce_range ? kReducedRange : kFullRange;
   std::vector<QuantTarget> targets = find_targets(*model, &rep.skipped);
   KESTREL_CHECK_AS(ErrorKind::InvalidArgument, !targets.empty(), "'", path,
                    "' has no Conv, MatMul or Gemm with a constant float weight to quantize");
@@ -188,7 +189,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
   }
   // The model with the targets in `chosen` quantized, and its agreement.
   auto evaluate = [&](const std::vector<QuantTarget>& chosen, std::string* bytes, std::vector<OutputAgreement>* outs) {
-    *bytes = qdq_model(*model, chosen, sums, ranges, rep.per_channel, opt.int4_weights);
+    *bytes = qdq_model(*model, chosen, sums, ranges, rep.per_channel, opt.int4_weights, weight_limit);
     const auto quantized = Session::load_bytes(bytes->data(), bytes->size(), so);
     outs->assign(original->outputs().size(), {});
     std::vector<double> cosine_sum(outs->size(), 0.0);
@@ -228,7 +229,7 @@ Report quantize_model(const std::string& path, size_t samples, const SampleSourc
     // found by bisection (leaving more nodes in float is taken not to cost
     // agreement, as it does not in practice).
     const std::vector<double> error = rounding_errors(*probe, out_index, check_in[0], kept, ranges, *model,
-                                                      rep.per_channel);
+                                                      rep.per_channel, weight_limit);
     std::vector<size_t> order(kept.size());
     std::iota(order.begin(), order.end(), size_t(0));
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return error[a] > error[b]; });

@@ -36,6 +36,10 @@ struct Options {
   // MatMuls' constant weights in 4-bit blocks, their activations left float
   // (com.microsoft MatMulNBits: qdq_graph.h); Convs and Gemms as above.
   bool int4_weights = false;
+  // int8 weights within [-64, 64] instead of [-127, 127] (quant_params.h:
+  // kReducedRange), for ONNX Runtime on x86 CPUs without VNNI, whose int8
+  // products saturate otherwise. Kestrel's are exact either way.
+  bool reduce_range = false;
   SessionOptions session;     // for the calibration and check runs
 };
 

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import QuantType, quantize_dynamic
 
 import kestrel
-from conftest import ROOT, assert_every_node_on_the_gpu
+from conftest import ROOT, assert_every_node_on_the_gpu, ort_u8s8_saturates
 
 KESTREL = os.path.join(ROOT, "build", "kestrel")
 
@@ -57,7 +57,8 @@ def profiled_ops(path):
 def test_dynamically_quantized_projections_are_onnx_runtimes_bit_for_bit(tmp_path, weight_type, per_channel):
     fp, q = tmp_path / "fp.onnx", tmp_path / "q.onnx"
     x = float_model(fp)
-    quantize_dynamic(str(fp), str(q), weight_type=weight_type, per_channel=per_channel)
+    quantize_dynamic(str(fp), str(q), weight_type=weight_type, per_channel=per_channel,
+                     reduce_range=weight_type == QuantType.QInt8 and ort_u8s8_saturates())
     written = {n.op_type for n in onnx.load(str(q)).graph.node}
     assert {"DynamicQuantizeLinear", "MatMulInteger"} <= written, written
     ops = profiled_ops(q)
@@ -76,7 +77,7 @@ def test_a_quantized_projection_whose_scale_is_also_read_elsewhere_keeps_its_for
     Runtime's."""
     fp, q = tmp_path / "fp.onnx", tmp_path / "q.onnx"
     x = float_model(fp)
-    quantize_dynamic(str(fp), str(q), weight_type=QuantType.QInt8)
+    quantize_dynamic(str(fp), str(q), weight_type=QuantType.QInt8, reduce_range=ort_u8s8_saturates())
     m = onnx.load(str(q))
     scale_mul = next(n for n in m.graph.node if n.op_type == "Mul" and "scale" in n.output[0])
     m.graph.node.append(helper.make_node("Identity", [scale_mul.output[0]], ["s_out"]))
@@ -100,7 +101,8 @@ def test_dynamically_quantized_projections_run_on_the_gpu_in_vulkan_sessions(tmp
     the 64-row tile, a batch of 2."""
     fp, q = tmp_path / "fp.onnx", tmp_path / "q.onnx"
     x = float_model(fp, rows=(2, 70))
-    quantize_dynamic(str(fp), str(q), weight_type=weight_type, per_channel=per_channel)
+    quantize_dynamic(str(fp), str(q), weight_type=weight_type, per_channel=per_channel,
+                     reduce_range=weight_type == QuantType.QInt8 and ort_u8s8_saturates())
     assert_every_node_on_the_gpu(q, x, tmp_path)
     ours = np.asarray(kestrel.InferenceSession(str(q), providers=["VulkanExecutionProvider"]).run(None, {"x": x})[0])
     ref = ort_run(q, x, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import kestrel
-from conftest import assert_every_node_on_the_gpu
+from conftest import INT8_WEIGHTS, assert_every_node_on_the_gpu
 
 ELEM = {np.float32: TensorProto.FLOAT, np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
@@ -37,7 +37,7 @@ def test_qgemm_is_onnx_runtimes_bit_for_bit(trans_b, b_type, y_quantized):
     rng = np.random.default_rng(trans_b)
     M, K, N = 9, 70, 11
     a = rng.integers(0, 256, (M, K)).astype(np.uint8)
-    lo, hi = (-128, 128) if b_type is np.int8 else (0, 256)
+    lo, hi = INT8_WEIGHTS if b_type is np.int8 else (0, 256)
     b = rng.integers(lo, hi, (N, K) if trans_b else (K, N)).astype(b_type)
     inits = {"as": np.array(np.float32(0.021)), "az": np.array(np.uint8(117)), "b": b,
              "bs": rng.uniform(0.002, 0.03, N).astype(np.float32),
@@ -57,7 +57,7 @@ def test_dynamic_quantize_matmul_is_onnx_runtimes_bit_for_bit(per_column):
     rng = np.random.default_rng(3)
     K, N = 96, 17
     a = rng.normal(0, 2, (2, 13, K)).astype(np.float32)
-    inits = {"b": rng.integers(-128, 128, (K, N)).astype(np.int8),
+    inits = {"b": rng.integers(*INT8_WEIGHTS, (K, N)).astype(np.int8),
              "bs": (rng.uniform(0.002, 0.03, N) if per_column else np.array(0.01)).astype(np.float32),
              "bz": (rng.integers(-3, 4, N) if per_column else np.array(0)).astype(np.int8),
              "bias": rng.normal(0, 1, N).astype(np.float32)}
@@ -74,7 +74,7 @@ def test_matmul_integer_to_float_is_onnx_runtimes_bit_for_bit(a_type, b_type, bi
     K, N = 75, 70
     lo, hi = (-128, 128) if a_type is np.int8 else (0, 256)
     a = rng.integers(lo, hi, (3, 11, K)).astype(a_type)
-    lo, hi = (-128, 128) if b_type is np.int8 else (0, 256)
+    lo, hi = INT8_WEIGHTS if b_type is np.int8 else (0, 256)
     inits = {"b": rng.integers(lo, hi, (K, N)).astype(b_type), "as": np.array(np.float32(0.013)),
              "bs": rng.uniform(0.002, 0.03, N).astype(np.float32),
              "az": np.array(a_type(-5 if a_type is np.int8 else 131)),

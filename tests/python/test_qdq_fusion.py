@@ -12,7 +12,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import assert_every_node_on_the_gpu, profiled_ops
+from conftest import INT8_WEIGHTS, assert_every_node_on_the_gpu, profiled_ops
 
 ELEM = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
 
@@ -135,7 +135,7 @@ def qdq_matmul_model(path, *, x_type, w_type, w_per_column, y_type, y_zp, rows=(
     float (a bias added next with `bias`), as `kestrel quantize` leaves a Linear before a residual sum."""
     rng = np.random.default_rng(seed)
     xs, xzp = np.float32(0.027), x_type(7 if x_type is np.uint8 else -3)
-    lo, hi = (-127, 128) if w_type is np.int8 else (0, 256)
+    lo, hi = (max(-127, INT8_WEIGHTS[0]), INT8_WEIGHTS[1]) if w_type is np.int8 else (0, 256)
     w = rng.integers(lo, hi, (K, N)).astype(w_type)
     ws = (rng.uniform(0.001, 0.01, N) if w_per_column else np.array(0.004)).astype(np.float32)
     wzp = (np.zeros(ws.shape) if w_type is np.int8 else rng.integers(120, 136, ws.shape)).astype(w_type)

@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from PIL import Image
 
-from conftest import ROOT, model_path
+from conftest import ROOT, model_path, ort_u8s8_saturates
 
 KESTREL = os.path.join(ROOT, "build", "kestrel")
 PHOTOS = os.path.join(ROOT, "models", "photos")
@@ -147,7 +147,9 @@ def test_int4_weights_turn_matmuls_into_matmul_nbits_that_onnx_runtime_runs_alik
     the blocks and multiply in float: 1e-5 of the range), and stay within the reported cosine of the float model."""
     model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_int4.onnx"
     samples = small_model_with_samples(model, calib, 8, seed=4)
-    run = quantize(str(model), calib, out, "--min-cosine", "0", "--int4-weights")
+    # (--reduce-range where ONNX Runtime's int8 products saturate: the Conv and Gemm stay int8.)
+    run = quantize(str(model), calib, out, "--min-cosine", "0", "--int4-weights",
+                   *(["--reduce-range"] if ort_u8s8_saturates() else []))
     assert "1 MatMuls with 4-bit weights" in run.stdout, run.stdout
     q = onnx.load(str(out))
     nbits = [n for n in q.graph.node if n.op_type == "MatMulNBits"]
@@ -172,6 +174,29 @@ def test_int4_weights_turn_matmuls_into_matmul_nbits_that_onnx_runtime_runs_alik
         a, b = np.asarray(ours.run(None, {"x": s})[0]), ref.run(None, {"x": s})[0]
         assert np.abs(a - b).max() <= 1e-5 * np.ptp(b)
         assert cosine(b, f.run(None, {"x": s})[0]) >= floor - 1e-4
+
+
+def test_reduced_range_weights_run_alike_in_onnx_runtime_on_every_cpu(tmp_path):
+    """--reduce-range: every int8 weight within [-64, 64], the largest at +-64 (scale = max |w| / 64),
+    so a uint8 activation times a pair of weights stays within 16 bits and ONNX Runtime's int8 products are
+    exact even on x86 CPUs without VNNI: its outputs agree with Kestrel's there too, to float32's rounding of the
+    last Gemm's float output (1e-5 of the range; the full range's saturated products there were off by a quarter
+    of it)."""
+    model, calib, out = tmp_path / "small.onnx", tmp_path / "calib", tmp_path / "small_rr.onnx"
+    samples = small_model_with_samples(model, calib, 6, seed=9)
+    run = quantize(str(model), calib, out, "--min-cosine", "0", "--reduce-range")
+    assert "within [-64, 64]" in run.stdout, run.stdout
+    q = onnx.load(str(out))
+    weights = [numpy_helper.to_array(i) for i in q.graph.initializer if i.data_type == TensorProto.INT8 and len(i.dims) >= 2]
+    assert weights
+    for w in weights:
+        assert w.min() >= -64 and w.max() <= 64 and np.abs(w.astype(int)).max() == 64  # the largest at +-64
+    import kestrel
+    ours = kestrel.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    ref = ort_session(str(out))
+    for s in samples[:3]:
+        a, b = np.asarray(ours.run(None, {"x": s})[0]), ref.run(None, {"x": s})[0]
+        assert np.abs(a - b).max() <= 1e-5 * np.ptp(b), float(np.abs(a - b).max())
 
 
 def test_an_older_opset_is_converted_and_npz_samples_are_read_by_name(tmp_path):
