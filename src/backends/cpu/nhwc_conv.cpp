@@ -101,15 +101,11 @@ void nhwc_conv(int threads, const NhwcConvKernel& kernel, const ops::ConvShape& 
       // of channels, where the row was split).
       const int64_t m0 = b0 * kNhwcBlock, m1 = std::min(M, b1 * kNhwcBlock);
       if (m0 >= m1) return;
-      if (rn)
-        for (int64_t ow = 0; ow < v.OW; ++ow) {
-          float* yp = yrow + ow * M + m0;
-          const float* rp = rn + (oh * v.OW + ow) * M + m0;
-          for (int64_t m = 0; m < m1 - m0; ++m) yp[m] += rp[m];
-        }
-      if (epi.kind == ops::Activation::None) return;
-      if (parts == 1) return epi.apply(yrow, v.OW * M);
-      for (int64_t ow = 0; ow < v.OW; ++ow) epi.apply(yrow + ow * M + m0, m1 - m0);
+      // (Epilogue::finish: the residual, then the activation, one vectorized pass.)
+      if (!rn && epi.kind == ops::Activation::None) return;
+      if (parts == 1) return epi.finish(yrow, v.OW * M, nullptr, rn ? rn + oh * v.OW * M : nullptr);
+      for (int64_t ow = 0; ow < v.OW; ++ow)
+        epi.finish(yrow + ow * M + m0, m1 - m0, nullptr, rn ? rn + (oh * v.OW + ow) * M + m0 : nullptr);
     });
   }
 }
