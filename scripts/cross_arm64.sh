@@ -42,6 +42,6 @@ fi
 
 cmake -S "$top" -B "$top/build-arm64" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=Release -DKESTREL_ORT_EP=OFF >/dev/null
-cmake --build "$top/build-arm64" -j"$(nproc)" --target kestrel_cli kestrel_tests kestrel_backend_ops
+cmake --build "$top/build-arm64" -j"$(nproc)" --target kestrel_cli kestrel_isa_tests kestrel_backend_ops
 readelf -h "$top/build-arm64/kestrel" | grep -q AArch64  # what was built is arm64
 [ "${1:-}" = --build-only ] || bash "$top/scripts/test_arm64.sh"

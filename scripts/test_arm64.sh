@@ -42,7 +42,7 @@ done
 echo "test_arm64: CPU fast kernels against the reference" >&2
 run "$b/tests/kestrel_backend_ops" --gtest_filter='*CpuFast*:*Named*' --gtest_brief=1
 echo "test_arm64: the NEON narrow products and the SDOT quantized products against their references" >&2
-run "$b/tests/kestrel_tests" --gtest_brief=1 \
+run "$b/tests/kestrel_isa_tests" --gtest_brief=1 \
   --gtest_filter='Neon/NarrowGemm.*:Im2row.*:CpuIsa/AtEachLevel.QuantizedMatMuls*:CpuIsa/AtEachLevel.QuantizedConvolutions*:CpuIsa/AtEachLevel.NarrowProducts*'
 for op in Conv MatMul Softmax LayerNormalization; do
   echo "test_arm64: Vulkan $op cases" >&2

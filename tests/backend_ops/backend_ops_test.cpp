@@ -234,6 +234,23 @@ bool vulkan_tests_off() {
   return v && std::strcmp(v, "off") == 0;
 }
 
+// KESTREL_OPS_SHARD=I/N: only every Nth case from the Ith (0-based), so that
+// scripts/validate_vulkan.sh can spread the instrumented cases over two cores.
+struct Shard {
+  size_t index = 0, count = 1;
+};
+Shard ops_shard() {
+  Shard s;
+  const char* v = std::getenv("KESTREL_OPS_SHARD");
+  if (!v || !*v) return s;
+  unsigned long i = 0, n = 0;
+  if (std::sscanf(v, "%lu/%lu", &i, &n) != 2 || n == 0 || i >= n)
+    throw std::runtime_error(std::string("KESTREL_OPS_SHARD must be I/N with 0 <= I < N, not '") + v + "'");
+  s.index = i;
+  s.count = n;
+  return s;
+}
+
 // Every case (`only`: just the cases of these ops) on the Vulkan backend in
 // `precision`, its scalar GEMM on `tiles`.
 void run_precision(const std::string& precision, vulkan::GemmTiles tiles = vulkan::GemmTiles::Auto,
@@ -250,11 +267,13 @@ void run_precision(const std::string& precision, vulkan::GemmTiles tiles = vulka
   if (dot != vulkan::IntegerDot::Auto) vo.integer_dot = dot;
   auto vk = backends::make_vulkan_backend(vo);  // throws (fails the test) without a device
   const char* filter = std::getenv("KESTREL_OPS_FILTER");
+  const Shard shard = ops_shard();
   int pass = 0, fail = 0, unsupported = 0, cpu_only = 0;
   std::printf("%-10s %-16s %-48s %s\n", "precision", "op", "case", "result");
   for (size_t i = 0; i < all_cases().size(); ++i) {
     const OpCase& c = all_cases()[i];
     if (filter && c.op != filter) continue;
+    if (i % shard.count != shard.index) continue;
     if (!only.empty() && std::find(only.begin(), only.end(), c.op) == only.end()) continue;
     Outcome out;
     if (!c.no_vulkan_kernel.empty()) {  // checked on the CPU only, and only while the op has no Vulkan kernel
