@@ -8,10 +8,11 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 b="$top/build-arm64"
 run() { qemu-aarch64 -L / "$@"; }  # the :arm64 libraries come from multiarch under /
+say() { echo "test_arm64: [${SECONDS} s] $*" >&2; }  # each part with the time it starts at
 export LD_LIBRARY_PATH="$top/.deps/arm64/usr/lib/aarch64-linux-gnu"
 export VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.aarch64.json  # arm64 lavapipe alone
 
-echo "test_arm64: probe" >&2
+say "probe"
 probe=$(run "$b/kestrel" probe)
 echo "$probe" | grep -q '"asimd"' || { echo "test_arm64: probe reports no NEON: $probe" >&2; exit 1; }
 # (qemu's default CPU has the 8-bit dot product, so its kernels run below)
@@ -27,11 +28,11 @@ vulkan_models=(models/blazeface_back_256.onnx tests/models/clip/torchscript.onnx
 cd "$top"
 for m in "${cpu_models[@]}"; do
   [ -f "$m" ] || { echo "test_arm64: $m is missing (scripts/fetch_models.sh)" >&2; exit 1; }
-  echo "test_arm64: $m on the CPU" >&2
+  say "$m on the CPU"
   run "$b/kestrel" parity "$m" --backend cpu --runs 2 | tail -n +3
 done
 for m in "${vulkan_models[@]}"; do
-  echo "test_arm64: $m on Vulkan (lavapipe)" >&2
+  say "$m on Vulkan (lavapipe)"
   run "$b/kestrel" parity "$m" --backend vulkan --runs 2 | tail -n +3
 done
 
@@ -39,13 +40,13 @@ done
 # arm64 build's portable kernels, compiled for NEON), and the Vulkan kernels most models lean
 # on (convolution, matrix products, softmax, normalization) against the CPU on arm64 lavapipe.
 # Each Vulkan op takes about a minute emulated; the other ops run in the x86-64 suite.
-echo "test_arm64: CPU fast kernels against the reference" >&2
+say "CPU fast kernels against the reference"
 run "$b/tests/kestrel_backend_ops" --gtest_filter='*CpuFast*:*Named*' --gtest_brief=1
-echo "test_arm64: the NEON narrow products and the SDOT quantized products against their references" >&2
+say "the NEON narrow products and the SDOT quantized products against their references"
 run "$b/tests/kestrel_isa_tests" --gtest_brief=1 \
   --gtest_filter='Neon/NarrowGemm.*:Im2row.*:CpuIsa/AtEachLevel.QuantizedMatMuls*:CpuIsa/AtEachLevel.QuantizedConvolutions*:CpuIsa/AtEachLevel.NarrowProducts*'
 for op in Conv MatMul Softmax LayerNormalization; do
-  echo "test_arm64: Vulkan $op cases" >&2
+  say "Vulkan $op cases"
   KESTREL_OPS_FILTER=$op run "$b/tests/kestrel_backend_ops" --gtest_filter='*VulkanFp32MatchesCpu' --gtest_brief=1
 done
-echo "test_arm64: passed" >&2
+say "passed"
