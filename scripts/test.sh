@@ -27,8 +27,9 @@ step ctest bash -c 'cd build && ctest --output-on-failure -j"$(nproc)"'
 # validation throughout, GPU-assisted validation on the float32 parity
 # cases): any validation message fails.
 [ "${KESTREL_VULKAN_TESTS:-on}" = off ] || step validate_vulkan bash scripts/validate_vulkan.sh
-# The CPU suite under ASan/UBSan and the multi-threaded tests under TSan.
+# The arm64 cross-build and its tests under emulation.
 [ "${KESTREL_ARM64_TESTS:-on}" = off ] || step arm64 bash scripts/cross_arm64.sh
+# The CPU suite under ASan/UBSan and the multi-threaded tests under TSan.
 step sanitize bash scripts/sanitize.sh
 # The fuzz targets are built by sanitize.sh, on its ASan build's library.
 step fuzz bash scripts/fuzz.sh "${KESTREL_FUZZ_SECONDS:-120}" "$top/build-asan"

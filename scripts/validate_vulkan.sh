@@ -56,20 +56,20 @@ mkdir -p "$out"
 # Information messages are kept so the log shows the layer was active with
 # these features; only warnings and errors fail a step.
 # (Written aside and renamed: the two lanes of a full run each write them.)
-sync_enables=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
-for mode in sync gpu_assisted; do
-  enables=$sync_enables
-  [ "$mode" = gpu_assisted ] && enables="VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT,$sync_enables"
-  mkdir -p "$out/$mode"
-  cat > "$out/$mode/vk_layer_settings.txt.$$" <<EOF
+write_settings() {  # FOLDER ENABLES: the layer's settings file under $out/FOLDER
+  mkdir -p "$out/$1"
+  cat > "$out/$1/vk_layer_settings.txt.$$" <<EOF
 khronos_validation.debug_action = VK_DBG_LAYER_ACTION_LOG_MSG
 khronos_validation.log_filename = stdout
 khronos_validation.report_flags = error,warn,perf,info
-khronos_validation.enables = $enables
+khronos_validation.enables = $2
 khronos_validation.gpuav_buffer_oob = true
 EOF
-  mv "$out/$mode/vk_layer_settings.txt.$$" "$out/$mode/vk_layer_settings.txt"
-done
+  mv "$out/$1/vk_layer_settings.txt.$$" "$out/$1/vk_layer_settings.txt"
+}
+sync_enables=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT,VALIDATION_CHECK_ENABLE_SYNCHRONIZATION_VALIDATION_QUEUE_SUBMIT
+write_settings sync "$sync_enables"
+write_settings gpu_assisted "VK_VALIDATION_FEATURE_ENABLE_GPU_ASSISTED_EXT,$sync_enables"
 export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
 export VK_LAYER_SETTINGS_PATH="$out/sync"
 # GPU-assisted validation bounds an access by the buffer bound, and Kestrel's

@@ -32,13 +32,15 @@ std::unique_ptr<Session> load(const std::string& bytes, const std::string& backe
   return Session::load_bytes(bytes.data(), bytes.size(), o);
 }
 
+// The chains' width: eight products of 512 x 512, 2 GFLOP, a fraction of a
+// second on lavapipe and hundreds of times the impatient sessions' 1 ms wait
+// (768 took over a minute of CI's two cores for the same checks).
+constexpr int64_t kChainWidth = 512;
+
 }  // namespace
 
 TEST(VulkanLifetime, AWaitThatGivesUpFreesNothingTheDeviceStillWrites) {
-  // 2 GFLOP: a fraction of a second on lavapipe, hundreds of times the
-  // impatient session's 1 ms wait (768 took over a minute of CI's two cores
-  // for the same checks).
-  const int64_t n = 512;
+  const int64_t n = kChainWidth;
   const std::string model = matmul_chain(n, 8);
   std::vector<Tensor> want = load(model, "cpu", 120)->run({{"x", matmul_chain_input(n)}});
 
@@ -70,7 +72,7 @@ TEST(VulkanLifetime, AWaitThatGivesUpFreesNothingTheDeviceStillWrites) {
 // What a failed wait leaves in flight is held by the context, and let go as
 // soon as a later wait shows the device has moved past it.
 TEST(VulkanLifetime, AbandonedWorkIsHeldUntilALaterWaitFinishes) {
-  const int64_t n = 512;  // (as above)
+  const int64_t n = kChainWidth;
   const std::string bytes = matmul_chain(n, 8);
   auto model = onnx_io::load_model_bytes(bytes.data(), bytes.size(), "");
   auto ctx = vulkan::Context::open(runtime::Config::of({}).vulkan.device);
