@@ -50,6 +50,18 @@ class AtEachLevel : public ::testing::TestWithParam<CpuIsa> {
   }
 };
 
+// An 8-bit initializer (type UINT8 or INT8) of values drawn from [lo, hi].
+void add_random_bytes(onnx::GraphProto* g, std::mt19937& rng, const std::string& name, const std::vector<int64_t>& dims,
+                      int lo, int hi, int type) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(type);
+  int64_t n = 1;
+  for (int64_t d : dims) t->add_dims(d), n *= d;
+  std::uniform_int_distribution<int> u(lo, hi);
+  for (int64_t i = 0; i < n; ++i) t->add_int32_data(u(rng));
+}
+
 ops::WindowGeom geom(int64_t H, int64_t W, int64_t K, int64_t stride, int64_t dil, int64_t pad) {
   ops::WindowGeom g;
   g.nd = 2;
@@ -295,15 +307,7 @@ TEST_P(AtEachLevel, QuantizedMatMulsGiveTheReferencesBits) {
 TEST_P(AtEachLevel, QuantizedConvolutionsGiveTheReferencesBits) {
   std::mt19937 rng(12);
   auto bytes = [&](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, int lo, int hi,
-                   int type) {
-    auto* t = g->add_initializer();
-    t->set_name(name);
-    t->set_data_type(type);
-    int64_t n = 1;
-    for (int64_t d : dims) t->add_dims(d), n *= d;
-    std::uniform_int_distribution<int> u(lo, hi);
-    for (int64_t i = 0; i < n; ++i) t->add_int32_data(u(rng));
-  };
+                   int type) { add_random_bytes(g, rng, name, dims, lo, hi, type); };
   const int u8 = onnx::TensorProto::UINT8, s8 = onnx::TensorProto::INT8;
   auto m = test::make_model(13);
   auto* g = m.mutable_graph();
@@ -352,6 +356,106 @@ TEST_P(AtEachLevel, QuantizedConvolutionsGiveTheReferencesBits) {
   const auto fast = run_at_level(model, {{"x", x}}), reference = run_at_level(model, {{"x", x}}, CpuKernels::Reference);
   ASSERT_EQ(fast.size(), 6u);
   for (size_t i = 0; i < fast.size(); ++i) EXPECT_TRUE(fast[i].same_as(reference[i])) << "output " << i;
+}
+
+// A quantized convolution with an activation between it and its quantizer
+// (QDQ form: DequantizeLinear -> Conv -> activation -> QuantizeLinear) runs
+// as one QLinearConv carrying the activation (passes/fuse_qdq_conv.cpp),
+// whose rows finish in one pass of registers from AVX2 on
+// (backends/cpu/qconv_activation_kernel.inc: 8 values a step on AVX2, 16 on
+// AVX-512): the reference kernels' bits for each activation that pass takes,
+// on the product's int32 rows (3x3 and 1x1) and the depthwise layers' float
+// ones, into uint8 and int8, over 9 x 13 maps (117 positions: tails past 16
+// and past 8). The scales spread the outputs over the 8-bit range, so both
+// rounding and saturation happen.
+TEST_P(AtEachLevel, QuantizedConvolutionsWithAnActivationGiveTheReferencesBits) {
+  std::mt19937 rng(31);
+  auto bytes = [&](onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, int lo, int hi,
+                   int type) { add_random_bytes(g, rng, name, dims, lo, hi, type); };
+  const int u8 = onnx::TensorProto::UINT8, s8 = onnx::TensorProto::INT8;
+  auto m = test::make_model(13);
+  auto* g = m.mutable_graph();
+  test::add_input(g, "x", {1, 14, 9, 13}, onnx::TensorProto::UINT8);
+  bytes(g, "xz", {}, 120, 136, u8);
+  bytes(g, "w3", {20, 14, 3, 3}, -128, 127, s8);
+  bytes(g, "w1", {20, 14, 1, 1}, -128, 127, s8);
+  bytes(g, "wd", {14, 1, 3, 3}, -128, 127, s8);
+  bytes(g, "wz", {20}, 0, 0, s8);
+  bytes(g, "wdz", {14}, 0, 0, s8);
+  bytes(g, "yzu", {}, 60, 80, u8);
+  bytes(g, "yzs", {}, -10, 10, s8);
+  test::add_float_initializer(g, "xs", {}, 0.021f);
+  test::add_float_initializer(g, "ws", {20}, 0.0037f);
+  test::add_float_initializer(g, "wds", {14}, 0.0041f);
+  test::add_float_initializer(g, "ys", {}, 0.05f);     // convolutions of a few units: across the range
+  test::add_float_initializer(g, "ysig", {}, 0.004f);  // a logistic's 0 to 1
+  test::add_float_initializer(g, "lo", {}, -1.f);
+  test::add_float_initializer(g, "lo0", {}, 0.f);
+  test::add_float_initializer(g, "hi", {}, 6.f);
+  test::add_node(g, "DequantizeLinear", {"x", "xs", "xz"}, {"xf"}, "dx");
+  for (const char* w : {"w3", "w1", "wd"}) {
+    const bool dw = std::string(w) == "wd";
+    auto* d = test::add_node(g, "DequantizeLinear", {w, dw ? "wds" : "ws", dw ? "wdz" : "wz"}, {std::string(w) + "f"},
+                             std::string("d") + w);
+    test::set_int(d, "axis", 0);
+  }
+  struct Layer {
+    const char* y;
+    const char* w;
+    const char* act;  // Silu: Sigmoid and Mul
+    bool int8_out;
+  };
+  const std::vector<Layer> layers = {
+      {"silu3", "w3", "Silu", false},  {"sigmoid1", "w1", "Sigmoid", true}, {"relu3", "w3", "Relu", true},
+      {"leaky1", "w1", "LeakyRelu", false}, {"clip3", "w3", "Clip", false},    {"silu_dw", "wd", "Silu", true},
+      {"clip_dw", "wd", "Clip0", false}, {"sigmoid_dw", "wd", "Sigmoid", false},
+  };
+  for (const Layer& l : layers) {
+    const std::string y = l.y, act = l.act;
+    const bool dw = std::string(l.w) == "wd";
+    auto* c = test::add_node(g, "Conv", {"xf", std::string(l.w) + "f"}, {y + "_conv"}, y + "_conv");
+    if (std::string(l.w) != "w1") test::set_ints(c, "pads", {1, 1, 1, 1});
+    if (dw) test::set_int(c, "group", 14);
+    const std::string a = y + "_act";
+    if (act == "Silu") {
+      test::add_node(g, "Sigmoid", {y + "_conv"}, {y + "_sig"}, y + "_sig");
+      test::add_node(g, "Mul", {y + "_conv", y + "_sig"}, {a}, y + "_mul");
+    } else if (act == "Clip" || act == "Clip0") {
+      test::add_node(g, "Clip", {y + "_conv", act == "Clip" ? "lo" : "lo0", "hi"}, {a}, y + "_clip");
+    } else {
+      auto* n = test::add_node(g, act, {y + "_conv"}, {a}, y + "_" + act);
+      if (act == "LeakyRelu") test::set_float(n, "alpha", 0.1f);
+    }
+    test::add_node(g, "QuantizeLinear", {a, act == "Sigmoid" ? "ysig" : "ys", l.int8_out ? "yzs" : "yzu"}, {y},
+                   y + "_q");
+    test::add_output(g, y);
+  }
+  const std::string model = test::bytes_of(m);
+  Tensor x(DType::UInt8, {1, 14, 9, 13});
+  std::uniform_int_distribution<int> u(0, 255);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = uint8_t(u(rng));
+  const auto reference = run_at_level(model, {{"x", x}}, CpuKernels::Reference);
+  // The fast run, counting the ops that ran: every layer one QLinearConv.
+  SessionOptions o;
+  o.backend = BackendChoice::Cpu;
+  auto session = Session::load_bytes(model.data(), model.size(), o);
+  cap_cpu_isa(GetParam());
+  std::map<std::string, int> ran;
+  const auto fast = session->run_traced(
+      {{"x", x}}, [](void* user, const backends::NodeTiming& t) { ++(*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]; },
+      &ran);
+  EXPECT_EQ(ran["QLinearConv"], int(layers.size()));
+  EXPECT_EQ(ran.size(), 1u) << "only QLinearConv runs";
+  ASSERT_EQ(fast.size(), layers.size());
+  for (size_t i = 0; i < fast.size(); ++i) {
+    EXPECT_TRUE(fast[i].same_as(reference[i])) << layers[i].y;
+    // Not a constant output: the activation and the scales leave many levels.
+    const Tensor& t = reference[i];
+    std::map<int, int> levels;
+    for (int64_t j = 0; j < t.numel(); ++j)
+      ++levels[t.dtype() == DType::UInt8 ? int(t.data<uint8_t>()[j]) : int(t.data<int8_t>()[j])];
+    EXPECT_GT(levels.size(), 20u) << layers[i].y;
+  }
 }
 
 // (On arm64, whose only level is the baseline, the NEON kernel runs.)

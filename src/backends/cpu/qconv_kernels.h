@@ -33,7 +33,34 @@ struct QConvRequant {
   int64_t rows = 0;
 };
 
+// A QLinearConv's fused activation (the QDQ fusion of Conv -> activation ->
+// QuantizeLinear) as the loops below take it: each sum plus its bias
+// converted to float and times `real` (x_scale * w_scale), the activation
+// with ops::activate()'s bits (Sigmoid and Silu with the Sigmoid op's
+// logistic), then QuantizeLinear by `scale` and `zero_point`. Other
+// activations take the reference's passes (qlinear_conv.cpp).
+enum class QConvActivation { Relu, Clip, LeakyRelu, Sigmoid, Silu };
+struct QConvActivate {
+  QConvActivation kind = QConvActivation::Relu;
+  float a = 0, b = 0;  // Clip's bounds; LeakyRelu's alpha in a
+  float real = 1;
+  float scale = 1;
+  int32_t zero_point = 0;
+};
+
+// The activated rows, one per instruction-set level below (AVX-512: 16
+// values a step, AVX2: 8): y[i] = QuantizeLinear(act(float(acc[i] + bias) *
+// real)) for i < n (the int32 sum wrapping as the reference's does), and from
+// sums that float32 holds exactly (the depthwise layers), (sums[i] + bias) *
+// real.
+#define KESTREL_QCONV_ACTIVATE_DECLARATIONS                                                                   \
+  void activate_requantize(const QConvActivate& p, const int32_t* acc, int64_t n, int32_t bias, uint8_t* y);  \
+  void activate_requantize(const QConvActivate& p, const int32_t* acc, int64_t n, int32_t bias, int8_t* y);   \
+  void activate_requantize_floats(const QConvActivate& p, const float* sums, int64_t n, float bias, uint8_t* y); \
+  void activate_requantize_floats(const QConvActivate& p, const float* sums, int64_t n, float bias, int8_t* y);
+
 namespace qconv_avx512 {
+KESTREL_QCONV_ACTIVATE_DECLARATIONS
 // C[m, n] = sum_k U[k, n] S[m, k] exactly in int32, on AVX-512 VNNI: U is
 // u8 packed as [K4][ldu][4] (four consecutive k of a column together; N of
 // each row of ldu used), S is s8 rows [M8][K4 * 4] (M8 a multiple of 8, the
@@ -53,6 +80,7 @@ void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float 
 }  // namespace qconv_avx512
 
 namespace qconv_avx2 {
+KESTREL_QCONV_ACTIVATE_DECLARATIONS
 // qconv_avx512's igemm_u8s8_packed on AVX2 alone (int16 pairs, exact), for
 // CPUs without AVX-512 VNNI: the same U and result, the weights S given as
 // widen_pairs makes them.

@@ -2,6 +2,8 @@
 // for CPUs without AVX-512 VNNI (qconv_kernels.h).
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "backends/cpu/qconv_kernels.h"
 
 namespace kestrel::backends::cpu::qconv_avx2 {
@@ -63,7 +65,6 @@ inline void requantize_floats(const float* sums, int64_t n, float bias, float mu
       n, mult, zp, y, [&](int64_t i) { return _mm256_cvtps_epi32(_mm256_add_ps(_mm256_loadu_ps(sums + i), b)); },
       [&](int64_t i) { return int32_t(sums[i] + bias); });
 }
-
 
 // The packed product's block: rows m0 .. m0 + 3 of the weights by columns
 // n0 .. n0 + 15 of U (those past N masked). vpmaddubsw would multiply the
@@ -180,5 +181,13 @@ void requantize_exact_floats_u8(const float* sums, int64_t n, float bias, float 
 void requantize_exact_floats_s8(const float* sums, int64_t n, float bias, float mult, int32_t zp, int8_t* y) {
   requantize_floats<false>(sums, n, bias, mult, zp, y);
 }
+
+// The fused activations' rows (qconv_activation_kernel.inc), 8 values a step.
+namespace {
+#include "ops/quantize_lanes.inc"
+#include "ops/logistic_lanes.inc"
+using ActivationLanes = Lanes8;
+}  // namespace
+#include "backends/cpu/qconv_activation_kernel.inc"
 
 }  // namespace kestrel::backends::cpu::qconv_avx2

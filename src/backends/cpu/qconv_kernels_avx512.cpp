@@ -5,6 +5,8 @@
 // and eight broadcasts of four S bytes.
 #include <immintrin.h>
 
+#include <type_traits>
+
 #include "backends/cpu/qconv_kernels.h"
 
 namespace kestrel::backends::cpu::qconv_avx512 {
@@ -137,5 +139,14 @@ void igemm_u8s8_requantized(int64_t M8, int64_t N, int64_t K4, const uint8_t* U,
   else
     igemm_requantized<true, uint8_t>(M8, N, K4, U, ldu, S, rq);
 }
+
+// The fused activations' rows (qconv_activation_kernel.inc), 16 values a step.
+namespace {
+#include "ops/simd_lanes16.inc"
+#include "ops/quantize_lanes.inc"
+#include "ops/logistic_lanes.inc"
+using ActivationLanes = Lanes16;
+}  // namespace
+#include "backends/cpu/qconv_activation_kernel.inc"
 
 }  // namespace kestrel::backends::cpu::qconv_avx512

@@ -149,6 +149,42 @@ template <typename S, typename B, typename Q>
 void requantize_fast(bool, const S*, int64_t, B, float, int32_t, Q*) {}
 #endif
 
+// Output channel m's fused activation as qconv_kernels.h's activated rows
+// take it, into a; false for the activations those leave to the passes
+// below (and wherever the rows are not built).
+bool activated_rows(const QConv& q, int64_t m, QConvActivate& a) {
+  if (!KESTREL_X86 || !q.avx2) return false;
+  switch (q.epi.kind) {
+    case Activation::Relu: a.kind = QConvActivation::Relu; break;
+    case Activation::Clip: a.kind = QConvActivation::Clip; break;
+    case Activation::LeakyRelu: a.kind = QConvActivation::LeakyRelu; break;
+    case Activation::Sigmoid: a.kind = QConvActivation::Sigmoid; break;
+    case Activation::Silu: a.kind = QConvActivation::Silu; break;
+    default: return false;
+  }
+  a.a = q.epi.a;
+  a.b = q.epi.b;
+  a.real = q.real[size_t(m)];
+  a.scale = q.ys;
+  a.zero_point = q.yzp;
+  return true;
+}
+#if KESTREL_X86
+template <typename Q>
+void activate_fast(bool avx512, const QConvActivate& a, const int32_t* acc, int64_t n, int32_t bias, Q* y) {
+  if (avx512) return qconv_avx512::activate_requantize(a, acc, n, bias, y);
+  qconv_avx2::activate_requantize(a, acc, n, bias, y);
+}
+template <typename Q>
+void activate_fast(bool avx512, const QConvActivate& a, const float* sums, int64_t n, float bias, Q* y) {
+  if (avx512) return qconv_avx512::activate_requantize_floats(a, sums, n, bias, y);
+  qconv_avx2::activate_requantize_floats(a, sums, n, bias, y);
+}
+#else
+template <typename S, typename B, typename Q>
+void activate_fast(bool, const QConvActivate&, const S*, int64_t, B, Q*) {}
+#endif
+
 // Where a finished row of sums goes: requantized into QLinearConv's 8-bit
 // output (ops::requantize<Q>, on AVX2 where the CPU has it), or as they are
 // into ConvInteger's int32 one. Each sum takes `bias` first (the int32 sum
@@ -169,6 +205,7 @@ struct Requantized {
     const float mult = q.mult[size_t(m)];
     Q* out = y + at;
     if (q.epi.kind != Activation::None) {
+      if (QConvActivate a; activated_rows(q, m, a)) return activate_fast(q.avx512, a, acc, n, bias, out);
       static thread_local std::vector<float> real;
       real.resize(size_t(n));
       const float r = q.real[size_t(m)];
@@ -191,6 +228,7 @@ struct Requantized {
     const float b = float(bias);
     Q* out = y + at;
     if (q.epi.kind != Activation::None) {
+      if (QConvActivate a; activated_rows(q, m, a)) return activate_fast(q.avx512, a, sums, n, b, out);
       const float r = q.real[size_t(m)];
       for (int64_t i = 0; i < n; ++i) sums[i] = (sums[i] + b) * r;
       q.epi.apply(sums, n);
