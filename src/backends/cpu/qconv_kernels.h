@@ -38,7 +38,10 @@ struct QConvRequant {
 // converted to float and times `real` (x_scale * w_scale), the activation
 // with ops::activate()'s bits (Sigmoid and Silu with the Sigmoid op's
 // logistic), then QuantizeLinear by `scale` and `zero_point`. Other
-// activations take the reference's passes (qlinear_conv.cpp).
+// activations take the reference's passes (qlinear_conv.cpp). An enum of its
+// own, not ops::Activation: the kernel files include no header with code, and
+// ops/activation.h's inline functions compiled there for AVX-512 could be the
+// copies the linker keeps for every caller.
 enum class QConvActivation { Relu, Clip, LeakyRelu, Sigmoid, Silu };
 struct QConvActivate {
   QConvActivation kind = QConvActivation::Relu;
