@@ -22,11 +22,10 @@ namespace avx2_isa {
 namespace {
 #include "ops/simd_lanes8.inc"
 #include "ops/logistic_lanes.inc"
-inline __m256 logistic8(__m256 x0) { return logistic_lanes<Lanes8>(x0); }
 }  // namespace
 void logistic_fused(const float* x, float* y, int64_t n) {
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, logistic8(_mm256_loadu_ps(x + i)));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, logistic_lanes<Lanes8>(_mm256_loadu_ps(x + i)));
   logistic_run<true>(x + i, y + i, n - i);
 }
 #else
