@@ -7,7 +7,12 @@ way (Kestrel through its Python package, ONNX Runtime through an IO binding);
 each call's time includes reading the outputs back into numpy.
 
 Each round times a block of runs of every engine, in an order that alternates
-between rounds; a round's ratio is ONNX Runtime's median over Kestrel's (above
+between rounds. Before each block the process sleeps (--settle) and makes two
+untimed calls: an engine's idle worker threads keep spinning for tens of
+milliseconds after its last run (ONNX Runtime's intra-op pool does by
+default), and on a machine with as many cores as threads they would take a
+core from the next engine's block (on a 2-core machine this more than doubled
+Kestrel's 2-thread times). A round's ratio is ONNX Runtime's median over Kestrel's (above
 1: Kestrel is faster), against ONNX Runtime's fastest thread count.
 
   .deps/python/bin/python bench/interleaved_vs_ort.py --kestrel build/kestrel \
@@ -47,6 +52,8 @@ def parse_args():
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--block", type=int, default=100, help="runs of each engine per round")
     ap.add_argument("--cpus", default="", help="pin the process to these cores, e.g. 0-15")
+    ap.add_argument("--settle", type=float, default=0.3,
+                    help="seconds to wait before each block, for the other engine's idle threads to stop spinning")
     return ap.parse_args()
 
 
@@ -76,8 +83,11 @@ def ort_runner(model, feeds, threads):
     return run
 
 
-def block_ms(run, n):
-    """Median wall time of n calls, in ms."""
+def block_ms(run, n, settle):
+    """Median wall time of n calls, in ms, after `settle` seconds of quiet and two untimed calls."""
+    time.sleep(settle)
+    run()
+    run()
     t = np.empty(n)
     for i in range(n):
         t0 = time.perf_counter_ns()
@@ -108,7 +118,7 @@ def main():
         order = list(engines)
         for r in range(a.rounds):
             for e in (order if r % 2 == 0 else order[::-1]):
-                medians[e].append(block_ms(engines[e], a.block))
+                medians[e].append(block_ms(engines[e], a.block, a.settle))
         overall = {e: float(np.median(m)) for e, m in medians.items()}
         best = min((e for e in engines if e.startswith("ort")), key=lambda e: overall[e])
         print(f"{name}: " + ", ".join(f"{e} {overall[e]:.4f} ms" for e in engines), flush=True)
@@ -122,7 +132,7 @@ def main():
     print(f"\nhost: {platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, process on "
           f"{len(cpus)} ({cpus[0]}-{cpus[-1]}); Kestrel backends {a.backend}, --precision {a.precision} "
           f"--threads {a.threads}; onnxruntime {ort.__version__} CPU EP at {a.ort_threads} intra-op threads; "
-          f"{a.rounds} rounds of {a.block} runs per engine, order alternating")
+          f"{a.rounds} rounds of {a.block} runs per engine, order alternating, {a.settle} s settling before each block")
     print("| model | Kestrel session | Kestrel (ms) | ORT fastest (ms) | ORT threads | ORT / Kestrel (medians) "
           "| per-round ratio min / median / max | rounds Kestrel faster | cosine, max abs / range |")
     print("|---|---|---:|---:|---:|---:|---|---:|---|")
