@@ -184,6 +184,35 @@ std::string residual_24_model() {
   return bytes_of(m);
 }
 
+// BlazeFace's blocks, which widen their residual by concatenating zero
+// channels: x [1,24,12,12] -> Conv3x3 -> a0; six blocks a(i+1) =
+// Relu(Conv1x1 (c -> c + 4)(Relu(DepthwiseConv3x3(a(i)))) + Concat(a(i),
+// ConstantOfShape([1,4,12,12]))), c = 24, 28, ... 44; Conv3x3 -> out. The
+// 1x1 layers of 28, 36 and 44 channels (no whole number of AVX2's vectors)
+// run on Kestrel's kernel; the zeros, a constant once folded, enter the
+// chain transposed at load. Fourteen Convs for two reorders, if all join.
+std::string widening_residual_model() {
+  auto m = make_model(17);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", {1, 24, 12, 12});
+  conv(g, "x", 24, 24, 3, "a0", 1);
+  add_int64_initializer(g, "zeros_shape", {1, 4, 12, 12});
+  add_node(g, "ConstantOfShape", {"zeros_shape"}, {"zeros"}, "zeros");
+  for (int i = 0; i < 6; ++i) {
+    const std::string a = "a" + std::to_string(i), n = std::to_string(i);
+    const int c = 24 + 4 * i;
+    conv(g, a, c, c, 3, "dw" + n, 2 + 3 * i, c);
+    add_node(g, "Relu", {"dw" + n}, {"dwr" + n}, "dwr" + n);
+    conv(g, "dwr" + n, c, c + 4, 1, "p" + n, 3 + 3 * i);
+    set_int(add_node(g, "Concat", {a, "zeros"}, {"wide" + n}, "wide" + n), "axis", 1);
+    add_node(g, "Add", {"p" + n, "wide" + n}, {"s" + n}, "add" + n);
+    add_node(g, "Relu", {"s" + n}, {"a" + std::to_string(i + 1)}, "relu" + n);
+  }
+  conv(g, "a6", 48, 24, 3, "out", 40);
+  add_output(g, "out");
+  return bytes_of(m);
+}
+
 void count_op(void* user, const backends::NodeTiming& t) { (*static_cast<std::map<std::string, int>*>(user))[t.node->op_type]++; }
 
 struct Traced {
@@ -293,4 +322,19 @@ TEST(CpuChannelsLast, BelowAvx2TheChainStaysPlanar) {
   EXPECT_EQ(got.ops.count("ConvChannelsLast"), 0u);
   EXPECT_EQ(got.ops.count("Conv") ? got.ops.at("Conv") : 0, 8);
   expect_reference_answer(got, run(chain_model(), CpuKernels::Reference));
+}
+
+// On AVX2 the 1x1 layers adding a residual of 28, 36 and 44 channels join
+// on Kestrel's channels-last kernel, and the concatenated zeros enter
+// without a Transpose: the whole model is one chain (BlazeFace front ran
+// planar for want of both).
+TEST(CpuChannelsLast, ResidualsWidenedByZeroChannelsStayInTheChain) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const Shape x{1, 24, 12, 12};
+  const Traced want = run(widening_residual_model(), CpuKernels::Reference, CpuIsa::Avx512, x);
+  const Traced avx2 = run(widening_residual_model(), CpuKernels::Fast, CpuIsa::Avx2, x);
+  EXPECT_EQ(avx2.ops, (std::map<std::string, int>{{"ConvChannelsLast", 14}, {"Concat", 6}, {"Transpose", 2}}));
+  expect_reference_answer(avx2, want);
+  if (cpu_isa_detected() < CpuIsa::Avx512) return;  // (an AVX-512 CPU checks its answer too)
+  expect_reference_answer(run(widening_residual_model(), CpuKernels::Fast, CpuIsa::Avx512, x), want);
 }

@@ -3,7 +3,8 @@
 // (3 splits a map of few rows by channel blocks too): whole and ragged
 // blocks of 16 output channels, rows of outputs not a multiple of the
 // tile's positions, strides, dilations and asymmetric padding through the
-// padded copy, a batch of two, wide windows with many taps, and the bias,
+// padded copy, 1x1 layers read in place or through the copy, narrow last
+// blocks (8 channels or fewer) whole and ragged, a batch of two, wide windows with many taps, and the bias,
 // residual and activation. Forced on wherever the CPU has AVX2, whatever
 // the level the chains would pick it at.
 #include <gtest/gtest.h>
@@ -68,6 +69,16 @@ std::vector<Case> cases() {
       {"3x3, 128 -> 64 on a 3x4 map (few rows: channel blocks split)", 1, 128, 64, {3, 4}, {3, 3}, {1, 1}, {1, 1},
        {1, 1}, {1, 1}, true, A::Relu},
       {"one output column, 7x7 pad 3", 1, 8, 16, {6, 1}, {7, 7}, {1, 1}, {1, 1}, {3, 3}, {3, 3}},
+      {"1x1, 24 -> 28 read in place (a block and 12 ragged), residual, Relu, 29 columns", 2, 24, 28, {5, 29},
+       {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, true, A::Relu},
+      {"1x1, 36 -> 42 (two blocks and a narrow ragged one), residual", 1, 36, 42, {4, 14}, {1, 1}, {1, 1}, {1, 1},
+       {0, 0}, {0, 0}, true},
+      {"3x3, 16 -> 24 (a block and a narrow one of 8 whole channels), residual, 25 columns", 1, 16, 24, {3, 25},
+       {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, A::Relu},
+      {"1x1 stride 2 (through the copy), 16 -> 20, residual", 1, 16, 20, {9, 15}, {1, 1}, {2, 2}, {1, 1}, {0, 0},
+       {0, 0}, true},
+      {"1x1 pad 1 (through the copy), 12 -> 5, residual", 1, 12, 5, {3, 5}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1},
+       true, A::Relu},
   };
 }
 
@@ -84,7 +95,7 @@ TEST(CpuNhwcConv, MatchesAPlainLoopOnOneAndThreeThreads) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   for (const Case& c : cases()) {
     const ops::ConvShape s = shape_of(c);
-    ASSERT_TRUE(backends::cpu::nhwc_conv_suits(s)) << c.label;
+    ASSERT_TRUE(backends::cpu::nhwc_conv_suits(s, c.residual)) << c.label;
     const ops::Window2D v(s.g);
     std::vector<float> x(size_t(s.N * v.H * v.W * s.C)), w(size_t(s.M * s.C * v.KH * v.KW)), b(size_t(s.M)),
         r(size_t(s.N * v.OH * v.OW * s.M));
@@ -109,23 +120,28 @@ TEST(CpuNhwcConv, MatchesAPlainLoopOnOneAndThreeThreads) {
   }
 }
 
-// What the chains hand it: dense 2-D windows of at least 8 input channels;
-// not 1x1 layers, groups, depthwise layers, 1-D windows or 3- and
-// 4-channel stems (oneDNN's kernels, as fast there).
+// What the chains hand it: dense 2-D windows of at least 8 input channels,
+// and 1x1 ones only where they add a residual of channels in no whole
+// number of 8-float vectors; not groups, depthwise layers, 1-D windows or
+// 3- and 4-channel stems (oneDNN's kernels, as fast there).
 TEST(CpuNhwcConv, TakesDenseWindowsOfEightChannelsOrMore) {
-  auto suits = [](int64_t C, int64_t group, std::vector<int64_t> k) {
-    ops::ConvShape s{1, C, 32, group, C / group, 32 / group, {}};
+  auto suits = [](int64_t C, int64_t M, int64_t group, std::vector<int64_t> k, bool residual = false) {
+    ops::ConvShape s{1, C, M, group, C / group, M / group, {}};
     s.g.nd = int(k.size());
     s.g.kernel = k;
-    return backends::cpu::nhwc_conv_suits(s);
+    return backends::cpu::nhwc_conv_suits(s, residual);
   };
-  EXPECT_TRUE(suits(8, 1, {3, 3}));
-  EXPECT_TRUE(suits(128, 1, {5, 5}));
-  EXPECT_FALSE(suits(64, 1, {1, 1}));
-  EXPECT_FALSE(suits(64, 2, {3, 3}));
-  EXPECT_FALSE(suits(32, 32, {3, 3}));
-  EXPECT_FALSE(suits(4, 1, {3, 3}));
-  EXPECT_FALSE(suits(64, 1, {3}));
+  EXPECT_TRUE(suits(8, 32, 1, {3, 3}));
+  EXPECT_TRUE(suits(128, 32, 1, {5, 5}));
+  EXPECT_TRUE(suits(24, 28, 1, {1, 1}, true));
+  EXPECT_FALSE(suits(24, 28, 1, {1, 1}));
+  EXPECT_FALSE(suits(24, 24, 1, {1, 1}, true));
+  EXPECT_FALSE(suits(64, 32, 1, {1, 1}));
+  EXPECT_FALSE(suits(64, 32, 2, {3, 3}));
+  EXPECT_FALSE(suits(32, 32, 32, {3, 3}));
+  EXPECT_FALSE(suits(4, 32, 1, {3, 3}));
+  EXPECT_FALSE(suits(4, 28, 1, {1, 1}, true));
+  EXPECT_FALSE(suits(64, 32, 1, {3}));
 }
 
 }  // namespace

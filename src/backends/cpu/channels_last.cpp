@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "backends/cpu/nhwc_conv.h"
 #include "backends/cpu/residual_fusion.h"
 #include "core/cpu_isa.h"
 #include "ops/conv_channels_last.h"
@@ -23,6 +24,28 @@ bool scalar_constant(const ir::Graph& g, int v) {
   return it != g.initializers.end() && it->second.numel() == 1;
 }
 
+// A constant of rank 4 entering a chain (BlazeFace's zero channels,
+// concatenated onto a residual to widen it) is transposed once here, into
+// an initializer of its own, not by a Transpose on every run: it costs the
+// chain no reorder.
+bool rank4_constant(const ir::Graph& g, int v) {
+  auto it = g.initializers.find(v);
+  return it != g.initializers.end() && it->second.rank() == 4;
+}
+
+Tensor channels_last_constant(const Tensor& t) {
+  const int64_t N = t.dim(0), C = t.dim(1), HW = t.dim(2) * t.dim(3);
+  Tensor out(t.dtype(), {N, t.dim(2), t.dim(3), C});
+  const size_t e = dtype_size(t.dtype());
+  const uint8_t* src = t.raw();
+  uint8_t* dst = out.raw();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < HW; ++i)
+        std::memcpy(dst + size_t((n * HW + i) * C + c) * e, src + size_t((n * C + c) * HW + i) * e, e);
+  return out;
+}
+
 // A Conv the oneDNN kernel takes: float32, 2-D, constant weight.
 bool conv_candidate(const ir::Graph& g, const ir::Node& n) {
   if (!default_op(n, "Conv") || n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] < 0 || n.inputs[0] < 0)
@@ -38,11 +61,17 @@ bool conv_candidate(const ir::Graph& g, const ir::Node& n) {
   // ragged tail, with the residual copied into its output first, lost to
   // the planar kernel, which adds it in cache (BlazeFace back's 24 -> 24
   // layers at 128x128 on AVX-512: 0.35 ms for 0.26). On AVX2, 24 channels
-  // are three whole vectors.
+  // are three whole vectors, and Kestrel's own channels-last kernel takes
+  // the others (nhwc_conv.h).
   const Tensor& wt = w->second;
   const bool pointwise = wt.dim(2) == 1 && wt.dim(3) == 1;
   const int64_t vector = cpu_isa() >= CpuIsa::Avx512 ? 16 : 8;
-  return !(pointwise && r == 3 && wt.dim(0) % vector != 0);
+  if (!(pointwise && r == 3 && wt.dim(0) % vector != 0)) return true;
+  const int64_t group = n.attr_i("group", 1);
+  ops::ConvShape s{1, wt.dim(1) * group, wt.dim(0), group, wt.dim(1), wt.dim(0) / group, {}};
+  s.g.nd = 2;
+  s.g.kernel = {1, 1};
+  return nhwc_conv_kernel() != nullptr && nhwc_conv_suits(s, true);
 }
 
 // Ops computed element by element, the same in any layout.
@@ -129,13 +158,14 @@ std::vector<bool> members(const ir::Graph& g, const std::vector<bool>& conv_ok) 
     if (conv_ok[i]) {
       in = true;
     } else if (elementwise(n) || concat_on_channels(n) || resize_target_input(g, n) >= 0 || max_pool_member(g, n)) {
-      // Every input in the layout, but constant scalars (and a Clip's bounds).
+      // Every input in the layout, but constant scalars (and a Clip's
+      // bounds) and constants of rank 4 (transposed once, rank4_constant).
       bool any = false, all = true;
       for (size_t k : layout_inputs(n)) {
         const int v = n.inputs[k];
         if (v < 0) continue;
         if (cl[size_t(v)]) any = true;
-        else if (!(elementwise(n) && scalar_constant(g, v))) all = false;
+        else if (!(elementwise(n) && scalar_constant(g, v)) && !rank4_constant(g, v)) all = false;
       }
       if (default_op(n, "Clip"))
         for (size_t k = 1; k < n.inputs.size(); ++k) all = all && (n.inputs[k] < 0 || g.initializers.count(n.inputs[k]));
@@ -294,7 +324,8 @@ int channels_last_chains(ir::Graph& g) {
         const bool in_layout = std::find(li.begin(), li.end(), k) != li.end();
         // (A Shape of a member's output reads the channels-last value.)
         if (!in_layout && !(shape_reader(n) && producer[size_t(v)] >= 0)) read_planar[size_t(v)] = true;
-        else if (producer[size_t(v)] < 0 && !scalar_constant(g, v)) entering.insert({find_root(parent, int(i)), v});
+        else if (producer[size_t(v)] < 0 && !scalar_constant(g, v) && !rank4_constant(g, v))
+          entering.insert({find_root(parent, int(i)), v});
       }
     }
     for (const auto& e : entering) ++reorders[size_t(e.first)];
@@ -368,6 +399,10 @@ int channels_last_chains(ir::Graph& g) {
           // v is itself a channels-last value transposed (an NHWC model's
           // input, as M-LSD's): the chain reads that value instead.
           twin_cl[size_t(v)] = g.nodes[size_t(from)].inputs[0];
+        } else if (rank4_constant(g, v)) {
+          Tensor t = channels_last_constant(g.initializers.at(v));
+          twin_cl[size_t(v)] = layout_twin(g, v, true);
+          g.initializers.emplace(twin_cl[size_t(v)], std::move(t));
         } else {
           twin_cl[size_t(v)] = layout_twin(g, v, true);
           out.push_back(transpose(n.name + "/to_channels_last_" + std::to_string(k), n.opset, v, twin_cl[size_t(v)], true));

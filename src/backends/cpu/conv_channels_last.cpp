@@ -151,7 +151,7 @@ void run_conv_channels_last(KernelContext& ctx) {
   const ops::Epilogue epi = ops::Epilogue::of(ctx.node);
   // Dense windows on AVX2 without AVX-512: Kestrel's own kernel
   // (nhwc_conv.h), its packed weights kept like the primitive.
-  if (const NhwcConvKernel* k = nhwc_conv_kernel(); k && nhwc_conv_suits(s)) {
+  if (const NhwcConvKernel* k = nhwc_conv_kernel(); k && nhwc_conv_suits(s, residual != nullptr)) {
     std::ostringstream key;
     key << "nhwc/" << W.data<float>() << '/' << bias;
     auto pack = [&] { return std::make_shared<NhwcPacked>(pack_nhwc_conv(s, W.data<float>(), bias)); };

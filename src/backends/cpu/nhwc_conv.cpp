@@ -15,7 +15,7 @@ using ops::Window2D;
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int kMaxPositions = 16;  // (a tile's positions, at most)
+constexpr int kMaxPositions = 16;  // (a tile's positions, at most, narrow tiles' too)
 }  // namespace
 
 const NhwcConvKernel* nhwc_conv_kernel(CpuIsa isa) {
@@ -26,8 +26,9 @@ const NhwcConvKernel* nhwc_conv_kernel(CpuIsa isa) {
   return nullptr;
 }
 
-bool nhwc_conv_suits(const ops::ConvShape& s) {
-  return s.g.nd == 2 && s.group == 1 && s.g.kernel_size() > 1 && s.Cg >= 8;
+bool nhwc_conv_suits(const ops::ConvShape& s, bool residual) {
+  if (s.g.nd != 2 || s.group != 1 || s.Cg < 8) return false;
+  return s.g.kernel_size() > 1 || (residual && s.M % 8 != 0);
 }
 
 NhwcPacked pack_nhwc_conv(const ops::ConvShape& s, const float* w, const float* bias) {
@@ -53,17 +54,21 @@ void nhwc_conv(int threads, const NhwcConvKernel& kernel, const ops::ConvShape& 
   std::vector<int64_t> off(static_cast<size_t>(taps));
   for (int64_t kh = 0; kh < v.KH; ++kh)
     for (int64_t kw = 0; kw < v.KW; ++kw) off[size_t(kh * v.KW + kw)] = (kh * v.DH * Wp + kw * v.DW) * C;
+  // Where the windows read exactly the input (no padding, nothing past the
+  // last window: a 1x1 layer of stride 1), they read it in place.
+  const bool in_place = v.PH == 0 && v.PW == 0 && Hp == v.H && Wp == v.W;
   static thread_local std::vector<float> padded;
-  padded.resize(size_t(Hp * Wp * C));
-  float* xp = padded.data();
+  if (!in_place) padded.resize(size_t(Hp * Wp * C));
+  float* padded_rows = padded.data();
   // Rows of outputs are the tasks; a map of few rows splits its channel
   // blocks too, so every thread has work.
   const int64_t parts = v.OH >= 4 * int64_t(threads) ? 1 : std::min(blocks, ceil_div(4 * int64_t(threads), v.OH));
   const int64_t part_blocks = ceil_div(blocks, parts);
   for (int64_t n = 0; n < s.N; ++n) {
     const float* xn = x + n * v.H * v.W * C;
-    ops::parallel_for(threads, Hp, 8, [&](int64_t i) {
-      float* row = xp + i * Wp * C;
+    const float* xp = in_place ? xn : padded_rows;
+    if (!in_place) ops::parallel_for(threads, Hp, 8, [&](int64_t i) {
+      float* row = padded_rows + i * Wp * C;
       const int64_t ih = i - v.PH;
       if (ih < 0 || ih >= v.H) {
         std::fill(row, row + Wp * C, 0.f);
@@ -85,16 +90,21 @@ void nhwc_conv(int threads, const NhwcConvKernel& kernel, const ops::ConvShape& 
         const int64_t m0 = b * kNhwcBlock, mc = std::min<int64_t>(kNhwcBlock, M - m0);
         const float* w = packed.w.data() + b * taps * C * kNhwcBlock;
         const float* bias = packed.bias.data() + m0;
-        for (int64_t ow = 0; ow < v.OW; ow += kernel.positions) {
-          const int count = int(std::min<int64_t>(kernel.positions, v.OW - ow));
+        // A last block of at most narrow_width channels takes the narrow tile.
+        const bool narrow = mc <= kernel.narrow_width;
+        const auto tile = narrow ? kernel.narrow_tile : kernel.tile;
+        const int positions = narrow ? kernel.narrow_positions : kernel.positions;
+        const int width = narrow ? kernel.narrow_width : kNhwcBlock;
+        for (int64_t ow = 0; ow < v.OW; ow += positions) {
+          const int count = int(std::min<int64_t>(positions, v.OW - ow));
           const float* xs = xrow + ow * v.SW * C;
-          if (mc == kNhwcBlock) {
-            kernel.tile(count, taps, off.data(), C, xs, v.SW * C, w, bias, yrow + ow * M + m0, M);
+          if (mc == width) {
+            tile(count, taps, off.data(), C, xs, v.SW * C, w, bias, yrow + ow * M + m0, M);
             continue;
           }
-          kernel.tile(count, taps, off.data(), C, xs, v.SW * C, w, bias, ragged, kNhwcBlock);
+          tile(count, taps, off.data(), C, xs, v.SW * C, w, bias, ragged, width);
           for (int p = 0; p < count; ++p)
-            std::memcpy(yrow + (ow + p) * M + m0, ragged + p * kNhwcBlock, size_t(mc) * sizeof(float));
+            std::memcpy(yrow + (ow + p) * M + m0, ragged + p * width, size_t(mc) * sizeof(float));
         }
       }
       // The row's residual and activation while it is in cache (its blocks
