@@ -5,7 +5,9 @@
 // reorders, and a CPU below AVX2, keep the planar kernels.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
+#include <thread>
 
 #include "core/compare.h"
 #include "core/cpu_isa.h"
@@ -337,4 +339,34 @@ TEST(CpuChannelsLast, ResidualsWidenedByZeroChannelsStayInTheChain) {
   expect_reference_answer(avx2, want);
   if (cpu_isa_detected() < CpuIsa::Avx512) return;  // (an AVX-512 CPU checks its answer too)
   expect_reference_answer(run(widening_residual_model(), CpuKernels::Fast, CpuIsa::Avx512, x), want);
+}
+
+// Runs on several threads share one session's prepared primitives, each
+// execution with its own oneDNN memory objects (conv_channels_last.cpp's
+// Bound): every thread's every run must give the single run's bits.
+TEST(CpuChannelsLast, ConcurrentRunsShareThePreparedPrimitives) {
+  if (!avx2_cpu()) GTEST_SKIP() << "the pass takes x86-64 with AVX2 (this CPU keeps the planar kernels)";
+  const std::string bytes = chain_model();
+  SessionOptions o;
+  o.backend = BackendChoice::Cpu;
+  o.threads = 1;
+  auto s = Session::load_bytes(bytes.data(), bytes.size(), o);
+  Tensor x(DType::Float32, {1, 8, 20, 20});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = float((i * 13) % 31) / 31.0f - 0.5f;
+  std::map<std::string, int> ops;
+  const std::vector<Tensor> want = s->run_traced({{"x", x}}, count_op, &ops);
+  ASSERT_EQ(ops["ConvChannelsLast"], 8);
+  std::vector<int> mismatches(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < mismatches.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 50; ++r) {
+        const std::vector<Tensor> got = s->run({{"x", x}});
+        for (size_t i = 0; i < got.size(); ++i)
+          if (got[i].nbytes() != want[i].nbytes() || std::memcmp(got[i].raw(), want[i].raw(), got[i].nbytes()) != 0)
+            ++mismatches[t];
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
 }

@@ -1,39 +1,37 @@
 #include "ops/node_state.h"
 
+#include <algorithm>
+
 namespace kestrel::ops {
 
 std::shared_ptr<void> NodeStateCache::find(const ir::Node* node, const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (std::get<0>(*it) == node && std::get<1>(*it) == key) {
-      entries_.splice(entries_.begin(), entries_, it);
-      return std::get<2>(entries_.front());
+  auto it = entries_.find(node);
+  if (it == entries_.end()) return nullptr;
+  std::vector<Entry>& v = it->second;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].key == key) {
+      std::rotate(v.begin(), v.begin() + std::ptrdiff_t(i), v.begin() + std::ptrdiff_t(i) + 1);
+      return v.front().state;
     }
   return nullptr;
 }
 
 std::shared_ptr<void> NodeStateCache::insert(const ir::Node* node, const std::string& key, std::shared_ptr<void> made) {
   std::lock_guard<std::mutex> lock(mu_);
-  size_t kept = 0;
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (std::get<0>(*it) != node) {
-      ++it;
-      continue;
-    }
-    if (std::get<1>(*it) == key) return std::get<2>(*it);  // another run put one first
-    if (++kept >= kPerNode) {
-      it = entries_.erase(it);
-      continue;
-    }
-    ++it;
-  }
-  entries_.emplace_front(node, key, made);
+  std::vector<Entry>& v = entries_[node];
+  for (const Entry& e : v)
+    if (e.key == key) return e.state;  // another run put one first
+  if (v.size() >= kPerNode) v.pop_back();
+  v.insert(v.begin(), Entry{key, made});
   return made;
 }
 
 size_t NodeStateCache::size() {
   std::lock_guard<std::mutex> lock(mu_);
-  return entries_.size();
+  size_t n = 0;
+  for (const auto& [node, v] : entries_) n += v.size();
+  return n;
 }
 
 }  // namespace kestrel::ops

@@ -6,11 +6,12 @@
 // kernel run outside a compiled graph gets none and prepares on every run.
 #pragma once
 #include <cstddef>
-#include <list>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <tuple>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -38,9 +39,43 @@ class NodeStateCache {
   // The entry kept for (node, key): `made`, or one another run put first.
   std::shared_ptr<void> insert(const ir::Node* node, const std::string& key, std::shared_ptr<void> made);
 
+  struct Entry {
+    std::string key;
+    std::shared_ptr<void> state;
+  };
   std::mutex mu_;
-  // most recently used first
-  std::list<std::tuple<const ir::Node*, std::string, std::shared_ptr<void>>> entries_;
+  // Looked up on every run of every such node: by the node first, so a
+  // lookup reads only that node's few entries (most recently used first).
+  std::unordered_map<const ir::Node*, std::vector<Entry>> entries_;
+};
+
+// A state key from raw values (pointers, sizes, shapes): built on every run,
+// so without formatting.
+class StateKey {
+ public:
+  StateKey() { bytes_.reserve(96); }
+  template <class T>
+  StateKey& add(const T& v) {
+    const size_t at = bytes_.size();
+    bytes_.resize(at + sizeof(T));
+    std::memcpy(bytes_.data() + at, &v, sizeof(T));
+    return *this;
+  }
+  template <class T>
+  StateKey& add_all(const std::vector<T>& v) {
+    add(v.size());
+    for (const T& x : v) add(x);
+    return *this;
+  }
+  StateKey& tag(const char* t) {
+    bytes_ += t;
+    bytes_ += '\0';
+    return *this;
+  }
+  const std::string& str() const { return bytes_; }
+
+ private:
+  std::string bytes_;
 };
 
 }  // namespace kestrel::ops

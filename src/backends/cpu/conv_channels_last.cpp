@@ -14,7 +14,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <sstream>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "backends/cpu/fast_kernels.h"
@@ -25,6 +26,7 @@
 #include "ops/conv.h"
 #include "ops/conv_channels_last.h"
 #include "ops/epilogue.h"
+#include "ops/node_state.h"
 
 namespace kestrel::backends::cpu {
 namespace {
@@ -34,10 +36,42 @@ using ops::KernelContext;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
+// oneDNN memory objects for one execution's source, destination, bias and
+// scratch, made once and pointed at each run's buffers: making them on every
+// run (an aligned allocation each) cost more than a small layer's kernel.
+struct Bound {
+  dnnl::memory src, dst, bias, scratch;
+};
+
 struct Prepared {
   dnnl::convolution_forward conv;
   dnnl::memory weights;  // in the layout the primitive chose
   dnnl::memory::desc src, dst, bias, scratchpad;
+  // Bound objects not in use: runs on several threads may execute this
+  // primitive at once, each with its own.
+  std::mutex idle_mu;
+  std::vector<std::unique_ptr<Bound>> idle;
+
+  std::unique_ptr<Bound> take() {
+    {
+      std::lock_guard<std::mutex> lock(idle_mu);
+      if (!idle.empty()) {
+        std::unique_ptr<Bound> b = std::move(idle.back());
+        idle.pop_back();
+        return b;
+      }
+    }
+    auto b = std::make_unique<Bound>();
+    b->src = dnnl::memory(src, onednn_engine(), DNNL_MEMORY_NONE);
+    b->dst = dnnl::memory(dst, onednn_engine(), DNNL_MEMORY_NONE);
+    b->bias = dnnl::memory(bias, onednn_engine(), DNNL_MEMORY_NONE);
+    b->scratch = dnnl::memory(scratchpad, onednn_engine(), DNNL_MEMORY_NONE);
+    return b;
+  }
+  void give_back(std::unique_ptr<Bound> b) {
+    std::lock_guard<std::mutex> lock(idle_mu);
+    idle.push_back(std::move(b));
+  }
 };
 
 // The activations oneDNN applies as a post-op (exact ones); false for the
@@ -152,8 +186,8 @@ void run_conv_channels_last(KernelContext& ctx) {
   // Dense windows on AVX2 without AVX-512: Kestrel's own kernel
   // (nhwc_conv.h), its packed weights kept like the primitive.
   if (const NhwcConvKernel* k = nhwc_conv_kernel(); k && nhwc_conv_suits(s, residual != nullptr)) {
-    std::ostringstream key;
-    key << "nhwc/" << W.data<float>() << '/' << bias;
+    ops::StateKey key;
+    key.tag("nhwc").add(W.data<float>()).add(bias);
     auto pack = [&] { return std::make_shared<NhwcPacked>(pack_nhwc_conv(s, W.data<float>(), bias)); };
     const std::shared_ptr<NhwcPacked> packed =
         ctx.node_state() ? ctx.node_state()->get<NhwcPacked>(&ctx.node, key.str(), pack) : pack();
@@ -163,9 +197,8 @@ void run_conv_channels_last(KernelContext& ctx) {
   dnnl::algorithm alg;
   float alpha, beta;
   const bool fused_activation = onednn_activation(epi, alg, alpha, beta);
-  std::ostringstream key;
-  key << shape_str(X.shape()) << '/' << ctx.threads() << '/' << W.data<float>() << '/' << bool(bias) << '/'
-      << bool(residual);
+  ops::StateKey key;
+  key.add_all(X.shape()).add(ctx.threads()).add(W.data<float>()).add(bool(bias)).add(bool(residual));
   auto make = [&] { return prepare(s, W.data<float>(), bias, residual, epi); };
   std::shared_ptr<Prepared> p;
   try {
@@ -175,14 +208,25 @@ void run_conv_channels_last(KernelContext& ctx) {
              ": ", e.what());
   }
   if (residual) std::memcpy(Y.raw(), residual->raw(), Y.nbytes());
-  dnnl::memory src(p->src, onednn_engine(), const_cast<float*>(X.data<float>()));
-  dnnl::memory dst(p->dst, onednn_engine(), Y.data<float>());
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(p->bias, onednn_engine(), const_cast<float*>(bias)));
   static thread_local std::vector<uint8_t> scratch;
   scratch.resize(std::max<size_t>(scratch.size(), p->scratchpad.get_size()));
-  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratchpad, onednn_engine(), scratch.data()));
-  p->conv.execute(onednn_stream(), args);
+  std::unique_ptr<Bound> b = p->take();
+  b->src.set_data_handle(const_cast<float*>(X.data<float>()));
+  b->dst.set_data_handle(Y.data<float>());
+  b->scratch.set_data_handle(scratch.data());
+  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, b->src.get()},
+                             {DNNL_ARG_WEIGHTS, p->weights.get()},
+                             {DNNL_ARG_DST, b->dst.get()},
+                             {DNNL_ARG_SCRATCHPAD, b->scratch.get()}};
+  int nargs = 4;
+  if (bias) {
+    b->bias.set_data_handle(const_cast<float*>(bias));
+    args[nargs++] = {DNNL_ARG_BIAS, b->bias.get()};
+  }
+  // (the C call: the C++ one takes its arguments in a hash map built per run)
+  const dnnl_status_t st = dnnl_primitive_execute(p->conv.get(), onednn_stream().get(), nargs, args);
+  p->give_back(std::move(b));
+  if (st != dnnl_success) ctx.fail("oneDNN's convolution failed (status ", int(st), ")");
   onednn_stream().wait();
   if (epi.kind == ops::Activation::None || fused_activation) return;
   // The other activations on the finished output, in cache-sized pieces.
