@@ -466,3 +466,99 @@ TEST(GemmUnflattening, LeavesAGemmWhoseFlatOutputIsReadElsewhere) {
   g.outputs.push_back(g.find("flat_copy"));
   EXPECT_EQ(passes::unflatten_gemms(g), 0);
 }
+
+namespace {
+// YOLOv5's Focus: x [1,2,H,W] -> four (row, column) phases of step 2 -> Concat
+// on channels -> Conv 3x3 (pad 1, bias) -> y. Phases in the order (0,0),
+// (1,0), (0,1), (1,1) as the exporters write them; the first two as chained
+// Slices (rows, then columns), the others as one Slice of both axes.
+struct FocusCase {
+  int64_t H = 6, W = 8;
+  int64_t step = 2;
+  bool second_reader = false;  // a phase also returned by the graph
+  int64_t stride = 1;
+};
+
+ir::Graph focus_then_conv(const FocusCase& f) {
+  ir::Graph g;
+  int x = g.add_value("x");
+  g.values[size_t(x)].dtype = DType::Float32;
+  g.values[size_t(x)].shape = std::vector<ir::Dim>{{1, ""}, {2, ""}, {f.H, ""}, {f.W, ""}};
+  g.inputs = {x};
+  auto i64 = [&](const std::string& name, std::vector<int64_t> v) {
+    g.initializers[g.add_value(name)] = Tensor::from_i64(v);
+  };
+  i64("zero", {0});
+  i64("one", {1});
+  i64("end", {INT64_MAX});
+  i64("ax2", {2});
+  i64("ax3", {3});
+  i64("step", {f.step});
+  i64("zero2", {0, 0});
+  i64("one_zero", {0, 1});  // (row 0, column 1)
+  i64("one_one", {1, 1});
+  i64("end2", {INT64_MAX, INT64_MAX});
+  i64("ax23", {2, 3});
+  i64("step2", {f.step, f.step});
+  // (0,0) and (1,0): rows first, then columns, each Slice's output sized.
+  for (auto [name, row] : {std::pair<std::string, std::string>{"p00", "zero"}, {"p10", "one"}}) {
+    const int r = g.add_value(name + "_rows");
+    g.values[size_t(r)].shape = std::vector<ir::Dim>{{1, ""}, {2, ""}, {(f.H + 1) / 2, ""}, {f.W, ""}};
+    g.nodes.push_back(make_node(g, "Slice", {"x", row, "end", "ax2", "step"}, {name + "_rows"}));
+    g.nodes.push_back(make_node(g, "Slice", {name + "_rows", "zero", "end", "ax3", "step"}, {name}));
+  }
+  g.nodes.push_back(make_node(g, "Slice", {"x", "one_zero", "end2", "ax23", "step2"}, {"p01"}));
+  g.nodes.push_back(make_node(g, "Slice", {"x", "one_one", "end2", "ax23", "step2"}, {"p11"}));
+  ir::Node cat = make_node(g, "Concat", {"p00", "p10", "p01", "p11"}, {"f"});
+  ir::set_attr(cat, "axis", int64_t(1));
+  g.nodes.push_back(cat);
+  std::vector<float> w(3 * 8 * 3 * 3), b(3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = float(int(i * 7 % 17) - 8) / 8;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i) - 0.5f;
+  g.initializers[g.add_value("w")] = Tensor::from_f32({3, 8, 3, 3}, w);
+  g.initializers[g.add_value("b")] = Tensor::from_f32({3}, b);
+  ir::Node conv = make_node(g, "Conv", {"f", "w", "b"}, {"y"});
+  ir::set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  if (f.stride != 1) ir::set_attr(conv, "strides", std::vector<int64_t>{f.stride, f.stride});
+  g.nodes.push_back(conv);
+  g.outputs = {g.find("y")};
+  if (f.second_reader) g.outputs.push_back(g.find("p01"));
+  return g;
+}
+}  // namespace
+
+TEST(SpaceToDepthFold, FocusBecomesOneStrideTwoConvWithTheSameResult) {
+  std::vector<float> xv(2 * 6 * 8);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 5 % 23) - 11) / 7;
+  const Tensor x = Tensor::from_f32({1, 2, 6, 8}, xv);
+  ir::Graph plain = focus_then_conv({}), folded = focus_then_conv({});
+  ASSERT_EQ(passes::fold_space_to_depth(folded), 1);
+  ASSERT_EQ(folded.nodes.size(), 1u);
+  const ir::Node& conv = folded.nodes[0];
+  EXPECT_EQ(conv.inputs[0], folded.find("x"));
+  EXPECT_EQ(conv.attr_ints("kernel_shape"), (std::vector<int64_t>{6, 6}));
+  EXPECT_EQ(conv.attr_ints("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(conv.attr_ints("pads"), (std::vector<int64_t>{2, 2, 2, 2}));
+  const Tensor want = run_graph(plain, x)[0], got = run_graph(folded, x)[0];
+  ASSERT_EQ(want.shape(), (Shape{1, 3, 3, 4}));
+  ASSERT_EQ(got.shape(), want.shape());
+  const std::vector<float> a = want.to_f32(), b = got.to_f32();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 1e-5f) << i;  // sums in another order
+}
+
+TEST(SpaceToDepthFold, LeavesWhatIsNotAFocusOfEvenSize) {
+  FocusCase odd;  // phases of unequal height: the model's Concat must still fail
+  odd.H = 7;
+  FocusCase step3;
+  step3.step = 3;
+  FocusCase shared;  // a phase the graph also returns
+  shared.second_reader = true;
+  FocusCase strided;  // a stride-2 Conv after it: not one Conv of the image
+  strided.stride = 2;
+  for (const FocusCase& f : {odd, step3, shared, strided}) {
+    ir::Graph g = focus_then_conv(f);
+    const size_t nodes = g.nodes.size();
+    EXPECT_EQ(passes::fold_space_to_depth(g), 0) << f.H << " " << f.step << " " << f.second_reader << " " << f.stride;
+    EXPECT_EQ(g.nodes.size(), nodes);
+  }
+}

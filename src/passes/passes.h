@@ -25,6 +25,12 @@ int fuse_activations(ir::Graph& g, bool only_into_quantizers = false);
 // into that Conv's pads. Returns the count.
 int fuse_pads(ir::Graph& g);
 
+// Folds a space-to-depth written as four strided Slices and a Concat
+// (YOLOv5's and YOLOX's Focus stem) into the Conv that reads it, as a
+// stride-2 Conv of twice the kernel on the image (fold_space_to_depth.cpp).
+// Returns the count.
+int fold_space_to_depth(ir::Graph& g);
+
 // Folds an inference BatchNormalization (float32 initializer parameters) into
 // the Conv/ConvTranspose before it, through an optional per-channel constant
 // Add. Returns the count.

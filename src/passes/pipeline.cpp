@@ -78,6 +78,7 @@ void run_passes(ir::Graph& g, const Enclosing* outer, const PassOptions& options
   fold_batchnorm(g);
   fold_conv_affine(g);
   fuse_pads(g);
+  fold_space_to_depth(g);
   fuse_activations(g);
 }
 
