@@ -158,55 +158,85 @@ void planar_pointwise(KernelContext& ctx, const ConvShape& s, const Tensor& X, c
   });
 }
 
+// What a run of one node at one input shape needs, found on its first run
+// and kept in the node state: the geometry (conv_shape reads the attributes
+// by name and fills seven vectors, a tenth of a small layer's run) and the
+// kernel's prepared weights.
+struct NodePlan {
+  ConvShape s;
+  const float* bias = nullptr;
+  ops::Epilogue epi;
+  std::shared_ptr<NhwcPacked> nhwc;  // Kestrel's kernel's (nhwc_conv.h), or
+  std::shared_ptr<Prepared> onednn;  // oneDNN's primitive's
+};
+
+std::shared_ptr<NodePlan> plan_node(KernelContext& ctx, const Tensor& X, const Tensor& W, bool residual) {
+  auto plan = std::make_shared<NodePlan>();
+  // The shape checks and geometry on the channels-first view of X's dims.
+  const Tensor view = X.reshaped({X.dim(0), X.dim(3), X.dim(1), X.dim(2)});
+  const ConvShape& s = plan->s = ops::conv_shape(ctx, view, W);
+  const float* bias = plan->bias = ops::conv_float_operands(ctx, s);
+  plan->epi = ops::Epilogue::of(ctx.node);
+  // Dense windows on AVX2 without AVX-512: Kestrel's own kernel, its packed
+  // weights shared by the node's plans for other shapes.
+  if (nhwc_conv_kernel() && nhwc_conv_suits(s, residual)) {
+    ops::StateKey key;
+    key.tag("nhwc").add(W.data<float>()).add(bias);
+    auto pack = [&] { return std::make_shared<NhwcPacked>(pack_nhwc_conv(s, W.data<float>(), bias)); };
+    plan->nhwc = ctx.node_state() ? ctx.node_state()->get<NhwcPacked>(&ctx.node, key.str(), pack) : pack();
+    return plan;
+  }
+  try {
+    plan->onednn = prepare(s, W.data<float>(), bias, residual, plan->epi);
+  } catch (const dnnl::error& e) {
+    ctx.fail("oneDNN has no convolution for input ", shape_str(X.shape()), " and weight ", shape_str(W.shape()),
+             ": ", e.what());
+  }
+  return plan;
+}
+
 void run_conv_channels_last(KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(1);
   if (X.rank() != 4 || W.rank() != 4 || X.dtype() != DType::Float32 || W.dtype() != DType::Float32)
     return run_reference_kernel(ctx);  // (which names what is wrong)
-  // The shape checks and geometry on the channels-first view of X's dims.
-  const Tensor view = X.reshaped({X.dim(0), X.dim(3), X.dim(1), X.dim(2)});
-  const ConvShape s = ops::conv_shape(ctx, view, W);
-  const float* bias = ops::conv_float_operands(ctx, s);
   if (ctx.node.attr_i(ops::kPlanarOutputAttr, 0)) {
+    const Tensor view = X.reshaped({X.dim(0), X.dim(3), X.dim(1), X.dim(2)});
+    const ConvShape s = ops::conv_shape(ctx, view, W);
+    const float* bias = ops::conv_float_operands(ctx, s);
     if (!pointwise(s)) return run_reference_kernel(ctx);
     const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
     if (r && (r->dtype() != DType::Float32 || r->shape() != ops::conv_out_shape(s))) return run_reference_kernel(ctx);
     return planar_pointwise(ctx, s, X, W, bias, r, ops::Epilogue::of(ctx.node));
   }
-  const Shape out{s.N, s.g.out[0], s.g.out[1], s.M};
+  if (X.numel() == 0) return run_reference_kernel(ctx);
   const Tensor* residual = ctx.has_input(3) ? &ctx.input(3) : nullptr;
+  // A plan is found again only for the same input shape, weight and bias
+  // (constants: the same address is the same tensor), which its checks passed.
+  ops::StateKey key;
+  key.tag("plan").add_all(X.shape()).add(ctx.threads()).add(W.raw()).add(ctx.has_input(2) ? ctx.input(2).raw() : nullptr);
+  key.add(bool(residual));
+  auto make = [&] { return plan_node(ctx, X, W, residual != nullptr); };
+  const std::shared_ptr<NodePlan> plan =
+      ctx.node_state() ? ctx.node_state()->get<NodePlan>(&ctx.node, key.str(), make) : make();
+  const ConvShape& s = plan->s;
+  const float* bias = plan->bias;
+  const ops::Epilogue& epi = plan->epi;
+  const Shape out{s.N, s.g.out[0], s.g.out[1], s.M};
   if (residual && (residual->dtype() != DType::Float32 || residual->shape() != out))
     ctx.fail("residual ", dtype_name(residual->dtype()), " ", shape_str(residual->shape()), " must be float32 ",
              shape_str(out), " as the output");
   Tensor& Y = ctx.output(0, DType::Float32, out);
   if (Y.numel() == 0) return;
-  if (X.numel() == 0) return run_reference_kernel(ctx);
-
-  const ops::Epilogue epi = ops::Epilogue::of(ctx.node);
-  // Dense windows on AVX2 without AVX-512: Kestrel's own kernel
-  // (nhwc_conv.h), its packed weights kept like the primitive.
-  if (const NhwcConvKernel* k = nhwc_conv_kernel(); k && nhwc_conv_suits(s, residual != nullptr)) {
-    ops::StateKey key;
-    key.tag("nhwc").add(W.data<float>()).add(bias);
-    auto pack = [&] { return std::make_shared<NhwcPacked>(pack_nhwc_conv(s, W.data<float>(), bias)); };
-    const std::shared_ptr<NhwcPacked> packed =
-        ctx.node_state() ? ctx.node_state()->get<NhwcPacked>(&ctx.node, key.str(), pack) : pack();
-    return nhwc_conv(ctx.threads(), *k, s, X.data<float>(), *packed, residual ? residual->data<float>() : nullptr, epi,
-                     Y.data<float>());
+  if (plan->nhwc) {
+    const NhwcConvKernel* k = nhwc_conv_kernel();
+    return nhwc_conv(ctx.threads(), *k, s, X.data<float>(), *plan->nhwc, residual ? residual->data<float>() : nullptr,
+                     epi, Y.data<float>());
   }
   dnnl::algorithm alg;
   float alpha, beta;
   const bool fused_activation = onednn_activation(epi, alg, alpha, beta);
-  ops::StateKey key;
-  key.add_all(X.shape()).add(ctx.threads()).add(W.data<float>()).add(bool(bias)).add(bool(residual));
-  auto make = [&] { return prepare(s, W.data<float>(), bias, residual, epi); };
-  std::shared_ptr<Prepared> p;
-  try {
-    p = ctx.node_state() ? ctx.node_state()->get<Prepared>(&ctx.node, key.str(), make) : make();
-  } catch (const dnnl::error& e) {
-    ctx.fail("oneDNN has no convolution for input ", shape_str(X.shape()), " and weight ", shape_str(W.shape()),
-             ": ", e.what());
-  }
+  Prepared* p = plan->onednn.get();
   if (residual) std::memcpy(Y.raw(), residual->raw(), Y.nbytes());
   static thread_local std::vector<uint8_t> scratch;
   scratch.resize(std::max<size_t>(scratch.size(), p->scratchpad.get_size()));
