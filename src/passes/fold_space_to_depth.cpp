@@ -17,12 +17,6 @@
 namespace kestrel::passes {
 namespace {
 
-const Tensor* constant(const ir::Graph& g, const ir::Node& n, size_t i) {
-  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
-  auto it = g.initializers.find(n.inputs[i]);
-  return it == g.initializers.end() ? nullptr : &it->second;
-}
-
 // Where a 2x2 block's pixel comes from: its row and column offset, and the
 // source tensor the Slices read.
 struct Phase {
@@ -39,9 +33,9 @@ std::optional<Phase> phase_of(const ir::Graph& g, const GraphUses& uses, int v, 
     const int at = uses.producer(v);
     if (at < 0 || !uses.private_to_one_reader(v)) break;
     const ir::Node& s = g.nodes[size_t(at)];
-    if (s.op_type != "Slice" || !s.domain.empty() || s.opset < 10 || s.inputs.empty() || s.inputs[0] < 0) return {};
-    const Tensor *starts = constant(g, s, 1), *ends = constant(g, s, 2), *axes = constant(g, s, 3),
-                 *steps = constant(g, s, 4);
+    if (s.op_type != "Slice" || !s.domain.empty() || s.opset < 10 || s.inputs.size() != 5 || s.inputs[0] < 0) return {};
+    const Tensor *starts = constant(g, s.inputs[1]), *ends = constant(g, s.inputs[2]), *axes = constant(g, s.inputs[3]),
+                 *steps = constant(g, s.inputs[4]);
     if (!starts || !ends || !axes || !steps) return {};
     const int src = s.inputs[0];
     const auto& shape = g.values[size_t(src)].shape;
@@ -69,11 +63,6 @@ std::optional<Phase> phase_of(const ir::Graph& g, const GraphUses& uses, int v, 
   return {};
 }
 
-// Conv's int attribute list, or `fallback` when absent.
-std::vector<int64_t> ints_or(const ir::Node& n, const char* name, std::vector<int64_t> fallback) {
-  return n.has(name) ? n.attr_ints(name) : fallback;
-}
-
 }  // namespace
 
 int fold_space_to_depth(ir::Graph& g) {
@@ -86,8 +75,8 @@ int fold_space_to_depth(ir::Graph& g) {
     auto wit = g.initializers.find(conv.inputs[1]);
     if (wit == g.initializers.end() || wit->second.rank() != 4 || wit->second.dtype() != DType::Float32) continue;
     const Tensor& w = wit->second;
-    if (ints_or(conv, "strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
-        ints_or(conv, "dilations", {1, 1}) != std::vector<int64_t>{1, 1})
+    if (conv.attr_ints("strides", {1, 1}) != std::vector<int64_t>{1, 1} ||
+        conv.attr_ints("dilations", {1, 1}) != std::vector<int64_t>{1, 1})
       continue;
     const int x = conv.inputs[0];
     const int c = uses.producer(x);
@@ -113,7 +102,7 @@ int fold_space_to_depth(ir::Graph& g) {
     if (!ok) continue;
     const auto& shape = *g.values[size_t(source)].shape;
     const int64_t C = shape[1].value, M = w.dim(0), KH = w.dim(2), KW = w.dim(3);
-    std::vector<int64_t> pads = ints_or(conv, "pads", {0, 0, 0, 0});
+    std::vector<int64_t> pads = conv.attr_ints("pads", {0, 0, 0, 0});
     if (C <= 0 || w.dim(1) != 4 * C || pads.size() != 4) continue;
     // Tap (a, b) of concatenated channel k*C + c, where input k holds the
     // pixels at offset (dy, dx), reads image row 2(i + a - pad) + dy: tap

@@ -51,6 +51,13 @@ class GraphUses {
   std::set<std::string> implicit_;
 };
 
+// The initializer value v holds, or null when v is computed (or absent, -1).
+inline const Tensor* constant(const ir::Graph& g, int v) {
+  if (v < 0) return nullptr;
+  auto it = g.initializers.find(v);
+  return it == g.initializers.end() ? nullptr : &it->second;
+}
+
 // Drops the nodes marked in `removed` (order of the rest unchanged).
 inline void erase_nodes(ir::Graph& g, const std::vector<bool>& removed) {
   std::vector<ir::Node> kept;

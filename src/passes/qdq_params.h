@@ -12,12 +12,6 @@ namespace kestrel::passes {
 
 inline bool is_op(const ir::Node& n, const char* op) { return n.op_type == op && n.domain.empty(); }
 
-inline const Tensor* constant(const ir::Graph& g, int v) {
-  if (v < 0) return nullptr;
-  auto it = g.initializers.find(v);
-  return it == g.initializers.end() ? nullptr : &it->second;
-}
-
 inline bool eight_bit(DType t) { return t == DType::UInt8 || t == DType::Int8; }
 
 // A quantizer's parameters: input 1 the scale, input 2 the zero point (its

@@ -15,12 +15,6 @@
 namespace kestrel::passes {
 namespace {
 
-const Tensor* constant(const ir::Graph& g, int v) {
-  if (v < 0) return nullptr;
-  auto it = g.initializers.find(v);
-  return it == g.initializers.end() ? nullptr : &it->second;
-}
-
 // The static shape of v, or empty when any dim is unknown.
 std::vector<int64_t> static_shape(const ir::Graph& g, int v) {
   const auto& shape = g.values[size_t(v)].shape;

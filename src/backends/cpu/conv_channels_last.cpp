@@ -158,6 +158,11 @@ void planar_pointwise(KernelContext& ctx, const ConvShape& s, const Tensor& X, c
   });
 }
 
+// The shape checks and geometry, on the channels-first view of X's dims.
+ConvShape geometry(KernelContext& ctx, const Tensor& X, const Tensor& W) {
+  return ops::conv_shape(ctx, X.reshaped({X.dim(0), X.dim(3), X.dim(1), X.dim(2)}), W);
+}
+
 // What a run of one node at one input shape needs, found on its first run
 // and kept in the node state: the geometry (conv_shape reads the attributes
 // by name and fills seven vectors, a tenth of a small layer's run) and the
@@ -172,9 +177,7 @@ struct NodePlan {
 
 std::shared_ptr<NodePlan> plan_node(KernelContext& ctx, const Tensor& X, const Tensor& W, bool residual) {
   auto plan = std::make_shared<NodePlan>();
-  // The shape checks and geometry on the channels-first view of X's dims.
-  const Tensor view = X.reshaped({X.dim(0), X.dim(3), X.dim(1), X.dim(2)});
-  const ConvShape& s = plan->s = ops::conv_shape(ctx, view, W);
+  const ConvShape& s = plan->s = geometry(ctx, X, W);
   const float* bias = plan->bias = ops::conv_float_operands(ctx, s);
   plan->epi = ops::Epilogue::of(ctx.node);
   // Dense windows on AVX2 without AVX-512: Kestrel's own kernel, its packed
@@ -201,8 +204,7 @@ void run_conv_channels_last(KernelContext& ctx) {
   if (X.rank() != 4 || W.rank() != 4 || X.dtype() != DType::Float32 || W.dtype() != DType::Float32)
     return run_reference_kernel(ctx);  // (which names what is wrong)
   if (ctx.node.attr_i(ops::kPlanarOutputAttr, 0)) {
-    const Tensor view = X.reshaped({X.dim(0), X.dim(3), X.dim(1), X.dim(2)});
-    const ConvShape s = ops::conv_shape(ctx, view, W);
+    const ConvShape s = geometry(ctx, X, W);
     const float* bias = ops::conv_float_operands(ctx, s);
     if (!pointwise(s)) return run_reference_kernel(ctx);
     const Tensor* r = ctx.has_input(3) ? &ctx.input(3) : nullptr;
