@@ -30,29 +30,7 @@ struct Case {
 };
 
 ops::ConvShape shape_of(const Case& c) {
-  ops::ConvShape s{c.N, c.C, c.M, 1, c.C, c.M, {}};
-  ops::WindowGeom& g = s.g;
-  g.nd = 2;
-  g.in = c.in, g.kernel = c.kernel, g.stride = c.stride, g.dil = c.dil, g.pad_begin = c.pad_begin, g.pad_end = c.pad_end;
-  for (size_t d = 0; d < 2; ++d)
-    g.out.push_back((c.in[d] + c.pad_begin[d] + c.pad_end[d] - c.dil[d] * (c.kernel[d] - 1) - 1) / c.stride[d] + 1);
-  return s;
-}
-
-// [N, H, W, C] as [N, C, H, W] (to_planar) and back.
-std::vector<float> to_planar(const std::vector<float>& t, int64_t N, int64_t H, int64_t W, int64_t C) {
-  std::vector<float> p(t.size());
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t i = 0; i < H * W; ++i)
-      for (int64_t c = 0; c < C; ++c) p[size_t((n * C + c) * H * W + i)] = t[size_t((n * H * W + i) * C + c)];
-  return p;
-}
-std::vector<double> to_channels_last(const std::vector<double>& p, int64_t N, int64_t H, int64_t W, int64_t C) {
-  std::vector<double> t(p.size());
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t i = 0; i < H * W; ++i)
-      for (int64_t c = 0; c < C; ++c) t[size_t((n * H * W + i) * C + c)] = p[size_t((n * C + c) * H * W + i)];
-  return t;
+  return conv_shape_2d(c.N, c.C, c.M, 1, c.in, c.kernel, c.stride, c.dil, c.pad_begin, c.pad_end);
 }
 
 std::vector<Case> cases() {

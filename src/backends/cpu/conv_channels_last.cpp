@@ -21,6 +21,7 @@
 #include "backends/cpu/fast_kernels.h"
 #include "backends/cpu/fast_products.h"
 #include "backends/cpu/nhwc_conv.h"
+#include "backends/cpu/nhwc_depthwise.h"
 #include "backends/cpu/onednn_engine.h"
 #include "ops/common.h"
 #include "ops/conv.h"
@@ -171,8 +172,9 @@ struct NodePlan {
   ConvShape s;
   const float* bias = nullptr;
   ops::Epilogue epi;
-  std::shared_ptr<NhwcPacked> nhwc;  // Kestrel's kernel's (nhwc_conv.h), or
-  std::shared_ptr<Prepared> onednn;  // oneDNN's primitive's
+  std::shared_ptr<NhwcPacked> nhwc;               // Kestrel's dense kernel's (nhwc_conv.h),
+  std::shared_ptr<NhwcDepthwisePacked> depthwise;  // its depthwise one's (nhwc_depthwise.h), or
+  std::shared_ptr<Prepared> onednn;               // oneDNN's primitive's
 };
 
 std::shared_ptr<NodePlan> plan_node(KernelContext& ctx, const Tensor& X, const Tensor& W, bool residual) {
@@ -180,6 +182,17 @@ std::shared_ptr<NodePlan> plan_node(KernelContext& ctx, const Tensor& X, const T
   const ConvShape& s = plan->s = geometry(ctx, X, W);
   const float* bias = plan->bias = ops::conv_float_operands(ctx, s);
   plan->epi = ops::Epilogue::of(ctx.node);
+  // Depthwise layers on AVX2 and AVX-512: Kestrel's kernel.
+  if (const NhwcDepthwiseKernel* k = nhwc_depthwise_kernel(); k && nhwc_depthwise_suits(s)) {
+    ops::StateKey key;
+    key.tag("depthwise").add(W.data<float>()).add(bias).add(k->width);
+    auto pack = [&] {
+      return std::make_shared<NhwcDepthwisePacked>(pack_nhwc_depthwise(s, k->width, W.data<float>(), bias));
+    };
+    plan->depthwise =
+        ctx.node_state() ? ctx.node_state()->get<NhwcDepthwisePacked>(&ctx.node, key.str(), pack) : pack();
+    return plan;
+  }
   // Dense windows on AVX2 without AVX-512: Kestrel's own kernel, its packed
   // weights shared by the node's plans for other shapes.
   if (nhwc_conv_kernel() && nhwc_conv_suits(s, residual)) {
@@ -217,7 +230,9 @@ void run_conv_channels_last(KernelContext& ctx) {
   // (constants: the same address is the same tensor), which its checks passed.
   ops::StateKey key;
   key.tag("plan").add_all(X.shape()).add(ctx.threads()).add(W.raw()).add(ctx.has_input(2) ? ctx.input(2).raw() : nullptr);
-  key.add(bool(residual));
+  // (and the CPU level: the kernel a plan chose is one level's, and the
+  // process's cap may change between runs)
+  key.add(bool(residual)).add(int(cpu_isa()));
   auto make = [&] { return plan_node(ctx, X, W, residual != nullptr); };
   const std::shared_ptr<NodePlan> plan =
       ctx.node_state() ? ctx.node_state()->get<NodePlan>(&ctx.node, key.str(), make) : make();
@@ -230,6 +245,9 @@ void run_conv_channels_last(KernelContext& ctx) {
              shape_str(out), " as the output");
   Tensor& Y = ctx.output(0, DType::Float32, out);
   if (Y.numel() == 0) return;
+  if (plan->depthwise)
+    return nhwc_depthwise(ctx.threads(), *nhwc_depthwise_kernel(), s, X.data<float>(), *plan->depthwise,
+                          residual ? residual->data<float>() : nullptr, epi, Y.data<float>());
   if (plan->nhwc) {
     const NhwcConvKernel* k = nhwc_conv_kernel();
     return nhwc_conv(ctx.threads(), *k, s, X.data<float>(), *plan->nhwc, residual ? residual->data<float>() : nullptr,

@@ -1,0 +1,90 @@
+// A depthwise convolution on channels-last tensors ([N, H, W, C] in and out,
+// one input channel per output channel), for the depthwise layers of the
+// CPU's channels-last chains (channels_last.h) on AVX2 and AVX-512.
+// oneDNN's kernel for them (brdgmm_dw in oneDNN 2.6) ran UltraFace's
+// 16- and 32-channel 3x3 layers at 120x160 1.6x slower than ONNX Runtime's
+// blocked kernel on a Zen 4 core (BENCHMARKS.md), the largest share of
+// where UltraFace and YOLOX-nano lost to it.
+//
+// On channels-last data a vector of channels at one position is one load,
+// so a tile is T consecutive output positions of one output row x one
+// vector of channels: T sums, each tap's weight vector (packed once:
+// [vector block][tap][width]) loaded once for the tile, one input load and
+// one multiply-add per position and tap. Taps outside the input (the
+// padding) are left out rather than read from a padded copy: the rows a
+// window reaches are found per output row, and the few positions at the
+// left and right edges run the same tile with their columns of taps
+// narrowed. The bias starts the sums; Relu and Clip finish them in
+// registers; a residual or another activation finishes each output row
+// while it is in cache. tests/cpu_nhwc_depthwise_test.cpp checks it against
+// the reference at each level.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/cpu_isa.h"
+#include "ops/conv.h"
+#include "ops/epilogue.h"
+
+namespace kestrel::backends::cpu {
+
+// One run of output positions of one row and one block of channels, all of
+// whose windows read the same taps (rows ky0..ky1, columns kx0..kx1 of the
+// window, end exclusive): position p's tap (ky, kx) reads the `width`
+// channels at x + base + p * pos_step + ky * row_step + kx * col_step
+// (base may be negative: only taps inside are formed); tap t's weights are
+// at w + t * width, the sums start from bias[0 .. width) and go to
+// y + p * ystep. Only the first `valid` channels of a block are read and
+// written (a last block of fewer channels than a vector).
+struct DepthwiseRun {
+  const float* x;
+  int64_t base, pos_step, row_step, col_step;
+  int ky0, ky1, kx0, kx1;
+  int64_t count;
+  const float* w;
+  const float* bias;
+  float* y;
+  int64_t ystep;
+  int valid;
+  // Relu and Clip in registers (max(lo, s) then min(hi, s), as ops/activation.h
+  // rounds them, NaN kept), where `clamp`.
+  bool clamp;
+  float lo, hi;
+};
+
+// One instruction set's kernel (nhwc_depthwise_kernel.inc).
+struct NhwcDepthwiseKernel {
+  int width;  // channels a vector (and a packed block) holds
+  // Kernels unrolled for 3x3 and 5x5 windows, any other through one loop.
+  void (*run)(const DepthwiseRun& r, int KH, int KW);
+};
+
+// The kernel for this CPU (AVX2 or AVX-512), or null where the channels-last
+// chain keeps oneDNN's (arm64 and CPUs below AVX2).
+const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa = cpu_isa());
+
+// Whether the layer is one this kernel takes: 2-D, as many groups as input
+// and output channels.
+bool nhwc_depthwise_suits(const ops::ConvShape& s);
+
+// W [C, 1, KH, KW] as the tiles read it ([block][tap][width], zeros past the
+// last channel) and the bias (null: zeros) padded to whole blocks.
+struct NhwcDepthwisePacked {
+  int width = 0;
+  std::vector<float> w, bias;
+};
+NhwcDepthwisePacked pack_nhwc_depthwise(const ops::ConvShape& s, int width, const float* w, const float* bias);
+
+// Y [N, OH, OW, C] = depthwise conv(X [N, H, W, C]) + bias + residual (null:
+// none; Y's shape), then the activation, on up to `threads` threads.
+void nhwc_depthwise(int threads, const NhwcDepthwiseKernel& kernel, const ops::ConvShape& s, const float* x,
+                    const NhwcDepthwisePacked& packed, const float* residual, const ops::Epilogue& epi, float* y);
+
+namespace nhwc_depthwise_avx2 {
+extern const NhwcDepthwiseKernel kernel;
+}
+namespace nhwc_depthwise_avx512 {
+extern const NhwcDepthwiseKernel kernel;
+}
+
+}  // namespace kestrel::backends::cpu
