@@ -5,7 +5,8 @@
 // and ragged blocks of channels, runs not a multiple of the tile's
 // positions, the edge columns and rows the padding reaches, strides,
 // dilations and asymmetric padding, windows unrolled (3x3, 5x5) and not,
-// maps smaller than the window, a batch of two, and the bias, residual and
+// maps smaller than the window, rows wider than a few tiles (tiles at the
+// edges and inside, a tail), a batch of two, and the bias, residual and
 // activations (Relu and Clip in registers, NaN kept as the reference keeps
 // it; the others, and any after a residual, on the finished rows).
 #include <gtest/gtest.h>
@@ -58,6 +59,11 @@ std::vector<Case> cases() {
       {"5x5 pad 2 on a 2x3 map (every position at an edge)", 1, 16, {2, 3}, {5, 5}, {1, 1}, {1, 1}, {2, 2}, {2, 2}},
       {"3x3, 128 channels on a 3x4 map (few rows: channel blocks split), residual, Relu", 1, 128, {3, 4}, {3, 3},
        {1, 1}, {1, 1}, {1, 1}, {1, 1}, true, A::Relu},
+      {"3x3 pad 1, 16 channels, 37 columns (whole tiles inside, a tail at the edge)", 1, 16, {3, 37}, {3, 3}, {1, 1},
+       {1, 1}, {1, 1}, {1, 1}},
+      {"3x3 stride 2 no padding, 24 channels, 41 columns", 1, 24, {5, 41}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0},
+       false, A::Relu},
+      {"5x5 stride 2 pad 2, 16 channels, 45 columns", 1, 16, {6, 45}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
       {"3x3 pad 1, a NaN input through Relu", 1, 16, {5, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, A::Relu,
        0, 0, true},
   };

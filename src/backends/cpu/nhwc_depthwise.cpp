@@ -38,6 +38,10 @@ const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa) {
   return nullptr;
 }
 
+bool depthwise_row_tiles(int64_t KH, int64_t KW, int64_t SW, int64_t DW) {
+  return KH == KW && (KH == 3 || KH == 5) && DW == 1 && (SW == 1 || SW == 2);
+}
+
 bool nhwc_depthwise_suits(const ops::ConvShape& s) {
   return s.g.nd == 2 && s.group == s.C && s.M == s.C && s.Cg == 1 && s.Mg == 1;
 }
@@ -70,6 +74,7 @@ void nhwc_depthwise(int threads, const NhwcDepthwiseKernel& kernel, const ops::C
   const int64_t ow_lo = std::min(v.OW, ceil_div(v.PW, v.SW));
   const int64_t right = v.W - 1 + v.PW - (v.KW - 1) * v.DW;
   const int64_t ow_hi = right < 0 ? ow_lo : std::clamp(right / v.SW + 1, ow_lo, v.OW);
+  const bool whole_rows = depthwise_row_tiles(v.KH, v.KW, v.SW, v.DW);
   // Rows of outputs are the tasks; a map of few rows splits its channel
   // blocks too, so every thread has work.
   const int64_t rows = s.N * v.OH;
@@ -84,6 +89,7 @@ void nhwc_depthwise(int threads, const NhwcDepthwiseKernel& kernel, const ops::C
     r.pos_step = v.SW * C, r.row_step = v.DH * v.W * C, r.col_step = v.DW * C;
     taps_inside(ih0, v.DH, v.KH, v.H, r.ky0, r.ky1);
     r.ystep = C;
+    r.in_col = -v.PW, r.in_width = v.W;
     r.clamp = clamp;
     r.lo = relu ? 0.f : (clip ? epi.a : -kInf);
     r.hi = clip ? epi.b : kInf;
@@ -104,6 +110,11 @@ void nhwc_depthwise(int threads, const NhwcDepthwiseKernel& kernel, const ops::C
         taps_inside(ow * v.SW - v.PW, v.DW, v.KW, v.W, kx0, kx1);
         run(ow, 1, kx0, kx1);
       };
+      if (whole_rows) {
+        r.whole_row = true;
+        run(0, v.OW, 0, int(v.KW));
+        continue;
+      }
       for (int64_t ow = 0; ow < ow_lo; ++ow) edge(ow);
       if (ow_hi > ow_lo) run(ow_lo, ow_hi - ow_lo, 0, int(v.KW));
       for (int64_t ow = std::max(ow_lo, ow_hi); ow < v.OW; ++ow) edge(ow);

@@ -28,18 +28,23 @@
 
 namespace kestrel::backends::cpu {
 
-// One run of output positions of one row and one block of channels, all of
-// whose windows read the same taps (rows ky0..ky1, columns kx0..kx1 of the
-// window, end exclusive): position p's tap (ky, kx) reads the `width`
-// channels at x + base + p * pos_step + ky * row_step + kx * col_step
-// (base may be negative: only taps inside are formed); tap t's weights are
-// at w + t * width, the sums start from bias[0 .. width) and go to
-// y + p * ystep. Only the first `valid` channels of a block are read and
-// written (a last block of fewer channels than a vector).
+// One run of output positions of one row and one block of channels whose
+// windows read the same rows of taps (ky0..ky1, end exclusive): position
+// p's tap (ky, kx) reads the `width` channels at x + base + p * pos_step +
+// ky * row_step + kx * col_step (base may be negative: only taps inside
+// are formed); tap t's weights are at w + t * width, the sums start from
+// bias[0 .. width) and go to y + p * ystep. Only the first `valid`
+// channels of a block are read and written (a last block of fewer
+// channels than a vector). Either a whole row of a window
+// depthwise_row_tiles takes (whole_row: position 0's first tap reads
+// input column in_col of in_width, the columns outside left out), or
+// positions all of whose windows read the columns kx0..kx1 of taps.
 struct DepthwiseRun {
   const float* x;
   int64_t base, pos_step, row_step, col_step;
   int ky0, ky1, kx0, kx1;
+  bool whole_row;
+  int64_t in_col, in_width;
   int64_t count;
   const float* w;
   const float* bias;
@@ -62,6 +67,12 @@ struct NhwcDepthwiseKernel {
 // The kernel for this CPU (AVX2 or AVX-512), or null where the channels-last
 // chain keeps oneDNN's (arm64 and CPUs below AVX2).
 const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa = cpu_isa());
+
+// Whether the kernels take whole rows of this window at once (3x3 and 5x5
+// windows of undilated columns at column stride 1 or 2, the depthwise
+// layers of the mobile networks): their tiles then share the loads of
+// neighbouring taps and leave out the padding's columns themselves.
+bool depthwise_row_tiles(int64_t KH, int64_t KW, int64_t SW, int64_t DW);
 
 // Whether the layer is one this kernel takes: 2-D, as many groups as input
 // and output channels.
