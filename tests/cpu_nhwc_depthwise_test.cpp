@@ -133,6 +133,30 @@ TEST(CpuNhwcDepthwise, MatchesAPlainLoopAtEachLevel) {
   }
 }
 
+// Which kernel the chains take at each level (nhwc_depthwise_for says why).
+TEST(CpuNhwcDepthwise, ChainsTakeItOnAvx512WithEightWideVectorsForChannelsOfWholeEightsOnly) {
+  auto dw = [](int64_t C) {
+    ops::ConvShape s{1, C, C, C, 1, 1, {}};
+    s.g.nd = 2;
+    s.g.kernel = {3, 3};
+    return s;
+  };
+  using backends::cpu::nhwc_depthwise_for;
+  using backends::cpu::nhwc_depthwise_kernel;
+#if defined(__x86_64__)
+  EXPECT_EQ(nhwc_depthwise_for(dw(32), CpuIsa::Avx512), nhwc_depthwise_kernel(CpuIsa::Avx512));
+  EXPECT_EQ(nhwc_depthwise_for(dw(16), CpuIsa::Avx512), nhwc_depthwise_kernel(CpuIsa::Avx512));
+  EXPECT_EQ(nhwc_depthwise_for(dw(20), CpuIsa::Avx512), nhwc_depthwise_kernel(CpuIsa::Avx512));
+  EXPECT_EQ(nhwc_depthwise_for(dw(24), CpuIsa::Avx512), nhwc_depthwise_kernel(CpuIsa::Avx2));
+  EXPECT_EQ(nhwc_depthwise_for(dw(88), CpuIsa::Avx512), nhwc_depthwise_kernel(CpuIsa::Avx2));
+#endif
+  EXPECT_EQ(nhwc_depthwise_for(dw(32), CpuIsa::Avx2), nullptr);
+  EXPECT_EQ(nhwc_depthwise_for(dw(32), CpuIsa::Baseline), nullptr);
+  ops::ConvShape dense = dw(32);
+  dense.group = 1, dense.Cg = 32, dense.Mg = 32;
+  EXPECT_EQ(nhwc_depthwise_for(dense, CpuIsa::Avx512), nullptr);
+}
+
 // What the chains hand it: 2-D layers with one input and one output channel a group.
 TEST(CpuNhwcDepthwise, TakesDepthwiseLayersOnly) {
   auto suits = [](int64_t C, int64_t M, int64_t group, std::vector<int64_t> k) {

@@ -173,7 +173,8 @@ struct NodePlan {
   const float* bias = nullptr;
   ops::Epilogue epi;
   std::shared_ptr<NhwcPacked> nhwc;               // Kestrel's dense kernel's (nhwc_conv.h),
-  std::shared_ptr<NhwcDepthwisePacked> depthwise;  // its depthwise one's (nhwc_depthwise.h), or
+  std::shared_ptr<NhwcDepthwisePacked> depthwise;  // its depthwise one's (nhwc_depthwise.h; its
+  const NhwcDepthwiseKernel* depthwise_kernel = nullptr;  // kernel), or
   std::shared_ptr<Prepared> onednn;               // oneDNN's primitive's
 };
 
@@ -182,8 +183,9 @@ std::shared_ptr<NodePlan> plan_node(KernelContext& ctx, const Tensor& X, const T
   const ConvShape& s = plan->s = geometry(ctx, X, W);
   const float* bias = plan->bias = ops::conv_float_operands(ctx, s);
   plan->epi = ops::Epilogue::of(ctx.node);
-  // Depthwise layers on AVX2 and AVX-512: Kestrel's kernel.
-  if (const NhwcDepthwiseKernel* k = nhwc_depthwise_kernel(); k && nhwc_depthwise_suits(s)) {
+  // Depthwise layers where Kestrel's kernel is the faster (nhwc_depthwise_for).
+  if (const NhwcDepthwiseKernel* k = nhwc_depthwise_for(s)) {
+    plan->depthwise_kernel = k;
     ops::StateKey key;
     key.tag("depthwise").add(W.data<float>()).add(bias).add(k->width);
     auto pack = [&] {
@@ -246,7 +248,7 @@ void run_conv_channels_last(KernelContext& ctx) {
   Tensor& Y = ctx.output(0, DType::Float32, out);
   if (Y.numel() == 0) return;
   if (plan->depthwise)
-    return nhwc_depthwise(ctx.threads(), *nhwc_depthwise_kernel(), s, X.data<float>(), *plan->depthwise,
+    return nhwc_depthwise(ctx.threads(), *plan->depthwise_kernel, s, X.data<float>(), *plan->depthwise,
                           residual ? residual->data<float>() : nullptr, epi, Y.data<float>());
   if (plan->nhwc) {
     const NhwcConvKernel* k = nhwc_conv_kernel();

@@ -38,6 +38,11 @@ const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa) {
   return nullptr;
 }
 
+const NhwcDepthwiseKernel* nhwc_depthwise_for(const ops::ConvShape& s, CpuIsa isa) {
+  if (isa != CpuIsa::Avx512 || !nhwc_depthwise_suits(s)) return nullptr;
+  return s.C % 16 != 0 && s.C % 8 == 0 ? nhwc_depthwise_kernel(CpuIsa::Avx2) : nhwc_depthwise_kernel(CpuIsa::Avx512);
+}
+
 bool depthwise_row_tiles(int64_t KH, int64_t KW, int64_t SW, int64_t DW) {
   return KH == KW && (KH == 3 || KH == 5) && DW == 1 && (SW == 1 || SW == 2);
 }

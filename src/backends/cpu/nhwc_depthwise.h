@@ -1,6 +1,7 @@
 // A depthwise convolution on channels-last tensors ([N, H, W, C] in and out,
 // one input channel per output channel), for the depthwise layers of the
-// CPU's channels-last chains (channels_last.h) on AVX2 and AVX-512.
+// CPU's channels-last chains (channels_last.h) on AVX-512 (nhwc_depthwise_for
+// says which layers, and which build).
 // oneDNN's kernel for them (brdgmm_dw in oneDNN 2.6) ran UltraFace's
 // 16- and 32-channel 3x3 layers at 120x160 1.6x slower than ONNX Runtime's
 // blocked kernel on a Zen 4 core (BENCHMARKS.md), the largest share of
@@ -64,9 +65,19 @@ struct NhwcDepthwiseKernel {
   void (*run)(const DepthwiseRun& r, int KH, int KW);
 };
 
-// The kernel for this CPU (AVX2 or AVX-512), or null where the channels-last
-// chain keeps oneDNN's (arm64 and CPUs below AVX2).
-const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa = cpu_isa());
+// One level's kernel (AVX2 or AVX-512; null for the others).
+const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa);
+
+// The kernel a channels-last chain runs this layer on at this level, or
+// null where it keeps oneDNN's: on AVX-512 this kernel (oneDNN 2.6's
+// brdgmm_dw ran UltraFace's 16- and 32-channel layers 1.3x-1.7x slower),
+// its AVX2 build where the channels fill whole 8-float vectors and not
+// 16-float ones (BlazeFace's 24: two 16-float vectors carry a quarter of
+// padding; measured 1.3x faster on a Zen 4 core); on AVX2 alone oneDNN's
+// jit_dw:avx2, which ran the same layers 1.1x-1.3x faster than this
+// kernel's AVX2 build there (measured on a Zen 4 core with both capped at
+// AVX2); null on arm64 and below AVX2, and for layers not depthwise.
+const NhwcDepthwiseKernel* nhwc_depthwise_for(const ops::ConvShape& s, CpuIsa isa = cpu_isa());
 
 // Whether the kernels take whole rows of this window at once (3x3 and 5x5
 // windows of undilated columns at column stride 1 or 2, the depthwise
@@ -74,7 +85,7 @@ const NhwcDepthwiseKernel* nhwc_depthwise_kernel(CpuIsa isa = cpu_isa());
 // neighbouring taps and leave out the padding's columns themselves.
 bool depthwise_row_tiles(int64_t KH, int64_t KW, int64_t SW, int64_t DW);
 
-// Whether the layer is one this kernel takes: 2-D, as many groups as input
+// Whether the layer is one these kernels take: 2-D, as many groups as input
 // and output channels.
 bool nhwc_depthwise_suits(const ops::ConvShape& s);
 
