@@ -106,6 +106,10 @@ std::vector<OpCase> softmax_cases() {
     v.push_back({.label = "rows past the register cache [2,5000]", .op = op, .inputs = {rnd("x", {2, 5000}, -10, 10)}});
     v.push_back({.label = "opset 11 flattens at axis 1 [2,3,5,7]", .op = op, .opset = 11,
                  .inputs = {rnd("x", {2, 3, 5, 7}, -6, 6)}});
+    // UltraFace's scores (rows of 2): the CPU's short rows, transposed 256
+    // rows at a time, the last block partial; and the longest such rows.
+    v.push_back({.label = "short rows [1,601,2]", .op = op, .inputs = {rnd("x", {1, 601, 2}, -8, 8)}});
+    v.push_back({.label = "short rows [300,8]", .op = op, .inputs = {rnd("x", {300, 8}, -8, 8)}});
   }
   return v;
 }

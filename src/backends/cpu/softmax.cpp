@@ -31,6 +31,8 @@ namespace {
 // Columns a task takes where the op runs down an axis other than the last:
 // two scratch rows of them stay in L1 beside a few rows of data.
 constexpr int64_t kColumns = 256;
+// Rows of the last axis up to this long run transposed, kColumns at a time.
+constexpr int64_t kShortRow = 8;
 
 void run_softmax(ops::KernelContext& ctx) {
   const Tensor& X = ctx.input(0);
@@ -41,6 +43,27 @@ void run_softmax(ops::KernelContext& ctx) {
   const float* x = X.data<float>();
   float* y = Y.data<float>();
   const bool avx2 = cpu_isa() >= CpuIsa::Avx2;
+  if (l.inner == 1 && l.n <= kShortRow) {
+    // Short rows (UltraFace's scores: 4,420 rows of 2) a block at a time as
+    // the columns of a transposed copy, so the exponentials run across rows
+    // in vectors; one row at a time, its loop overheads cost 5 ns a row
+    // (0.05 ms of UltraFace's 2.5 at 1 thread). The same steps in the same
+    // order: the same bits.
+    const int64_t blocks = (l.outer + kColumns - 1) / kColumns;
+    ops::parallel_for(ctx, blocks, 1 + (1 << 14) / (kColumns * l.n), [&](int64_t b) {
+      const int64_t o0 = b * kColumns, w = std::min(kColumns, l.outer - o0), n = l.n;
+      float xt[kShortRow * kColumns], yt[kShortRow * kColumns], m[kColumns], sum[kColumns];
+      const float* xb = x + o0 * n;
+      float* yb = y + o0 * n;
+      for (int64_t r = 0; r < w; ++r)
+        for (int64_t k = 0; k < n; ++k) xt[k * kColumns + r] = xb[r * n + k];
+      if (avx2) avx2_isa::softmax_columns(xt, yt, n, kColumns, w, m, sum);
+      else baseline_isa::softmax_columns(xt, yt, n, kColumns, w, m, sum);
+      for (int64_t r = 0; r < w; ++r)
+        for (int64_t k = 0; k < n; ++k) yb[r * n + k] = yt[k * kColumns + r];
+    });
+    return;
+  }
   if (l.inner == 1) {
     ops::parallel_for(ctx, l.outer, 1 + (1 << 14) / std::max<int64_t>(1, l.n), [&](int64_t o) {
       if (avx2) avx2_isa::softmax_row(x + o * l.n, y + o * l.n, l.n);
