@@ -118,6 +118,26 @@ std::vector<OpCase> cases() {
                  attr_ints(n, "strides", {2, 2});
                  attr_i(n, "group", 6);
                }});
+  // Rows wide enough for the stride-2 copy's 16 bytes at a time (from an odd
+  // padded column, then from an even one), uint8 and int8 data.
+  v.push_back({.label = "QLinearConv depthwise 3x3 stride 2 pad 1 wide rows", .op = "QLinearConv", .opset = 10,
+               .inputs = {u8(rnd("x", {1, 5, 9, 45}, 0, 256)), floats("xs", {0.02f}), u8(weight("xz", {}, 0, 256)),
+                          i8(weight("w", {5, 1, 3, 3}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.3f}), u8(weight("yz", {}, 100, 140)), bias32("b", 5)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "pads", {1, 1, 1, 1});
+                 attr_ints(n, "strides", {2, 2});
+                 attr_i(n, "group", 5);
+               }});
+  v.push_back({.label = "QLinearConv depthwise 3x3 stride 2 no pad wide rows, int8 x", .op = "QLinearConv",
+               .opset = 10,
+               .inputs = {i8(rnd("x", {1, 3, 8, 40}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -9, 9)),
+                          i8(weight("w", {3, 1, 3, 3}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
+                          floats("ys", {0.9f}), i8(weight("yz", {}, -20, 20)), bias32("b", 3)},
+               .attrs = [](onnx::NodeProto& n) {
+                 attr_ints(n, "strides", {2, 2});
+                 attr_i(n, "group", 3);
+               }});
   v.push_back({.label = "QLinearConv depthwise 5x5 dilation 2, int8 x, no bias", .op = "QLinearConv", .opset = 10,
                .inputs = {i8(rnd("x", {1, 4, 19, 23}, -128, 128)), floats("xs", {0.05f}), i8(weight("xz", {}, -9, 9)),
                           i8(weight("w", {4, 1, 5, 5}, -128, 128)), floats("ws", {0.01f}), i8(weight("wz", {}, 0, 1)),
