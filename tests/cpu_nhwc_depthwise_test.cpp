@@ -64,6 +64,11 @@ std::vector<Case> cases() {
       {"3x3 stride 2 no padding, 24 channels, 41 columns", 1, 24, {5, 41}, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0},
        false, A::Relu},
       {"5x5 stride 2 pad 2, 16 channels, 45 columns", 1, 16, {6, 45}, {5, 5}, {2, 2}, {1, 1}, {2, 2}, {2, 2}},
+      // Padding wider than the window: whole windows in the padding (their
+      // outputs the bias), on the whole-row tiles and on the per-tap tile.
+      {"3x3 pad 4 (windows wholly in the padding)", 1, 16, {3, 4}, {3, 3}, {1, 1}, {1, 1}, {4, 4}, {4, 4}},
+      {"3x3 dilation 2 pad 7 (windows wholly in the padding)", 1, 20, {4, 5}, {3, 3}, {1, 1}, {2, 2}, {7, 7},
+       {7, 7}, false, A::Relu},
       {"3x3 pad 1, a NaN input through Relu", 1, 16, {5, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, A::Relu,
        0, 0, true},
   };

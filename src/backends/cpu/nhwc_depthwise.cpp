@@ -18,13 +18,13 @@ namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The taps [first, last) of a window starting at input index i0 (dilation
-// d, k taps) that fall inside [0, size).
+// d, k taps) that fall inside [0, size): an empty range (first == last)
+// where none does, as for a window wholly in padding wider than it.
 void taps_inside(int64_t i0, int64_t d, int64_t k, int64_t size, int& first, int& last) {
-  const int64_t f = i0 >= 0 ? 0 : ceil_div(-i0, d);
+  const int64_t f = std::min(k, i0 >= 0 ? 0 : ceil_div(-i0, d));
   const int64_t l = size - 1 - i0 < 0 ? 0 : std::min(k, (size - 1 - i0) / d + 1);
-  first = int(std::min(f, k));
+  first = int(f);
   last = int(std::max(f, l));
-  if (first > last) first = last;
 }
 
 }  // namespace
