@@ -11,6 +11,9 @@
 
 namespace kestrel::ops {
 
+// a / b rounded up, for a >= 0 and b > 0 (blocks and tiles a size takes).
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // Maps a possibly negative axis into [0, rank); fails naming the node otherwise.
 inline int normalize_axis(const KernelContext& ctx, int64_t axis, int rank) {
   if (axis < -rank || axis >= std::max(rank, 1)) ctx.fail("axis ", axis, " is out of range for rank ", rank);

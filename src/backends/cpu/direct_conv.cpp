@@ -12,10 +12,10 @@
 
 namespace kestrel::backends::cpu {
 
+using ops::ceil_div;
 using ops::Window2D;
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 typedef float v4 __attribute__((vector_size(16)));
 }  // namespace
 

@@ -11,10 +11,10 @@
 
 namespace kestrel::backends::cpu {
 
+using ops::ceil_div;
 using ops::Window2D;
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int kMaxPositions = 16;  // (a tile's positions, at most, narrow tiles' too)
 }  // namespace
 

@@ -11,11 +11,11 @@
 
 namespace kestrel::backends::cpu {
 
+using ops::ceil_div;
 using ops::Window2D;
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The taps [first, last) of a window starting at input index i0 (dilation
 // d, k taps) that fall inside [0, size): an empty range (first == last)
