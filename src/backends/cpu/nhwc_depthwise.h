@@ -3,22 +3,24 @@
 // CPU's channels-last chains (channels_last.h) on AVX-512 (nhwc_depthwise_for
 // says which layers, and which build).
 // oneDNN's kernel for them (brdgmm_dw in oneDNN 2.6) ran UltraFace's
-// 16- and 32-channel 3x3 layers at 120x160 1.6x slower than ONNX Runtime's
-// blocked kernel on a Zen 4 core (BENCHMARKS.md), the largest share of
-// where UltraFace and YOLOX-nano lost to it.
+// 16- and 32-channel 3x3 layers at 120x160 1.3x-1.7x slower than ONNX
+// Runtime's blocked kernel on a Zen 4 core (BENCHMARKS.md), the largest
+// share of where UltraFace and YOLOX-nano lost to it.
 //
 // On channels-last data a vector of channels at one position is one load,
 // so a tile is T consecutive output positions of one output row x one
-// vector of channels: T sums, each tap's weight vector (packed once:
-// [vector block][tap][width]) loaded once for the tile, one input load and
-// one multiply-add per position and tap. Taps outside the input (the
-// padding) are left out rather than read from a padded copy: the rows a
-// window reaches are found per output row, and the few positions at the
-// left and right edges run the same tile with their columns of taps
-// narrowed. The bias starts the sums; Relu and Clip finish them in
-// registers; a residual or another activation finishes each output row
-// while it is in cache. tests/cpu_nhwc_depthwise_test.cpp checks it against
-// the reference at each level.
+// vector of channels: T sums, the weights packed once ([vector block][tap]
+// [width]). 3x3 and 5x5 windows at column stride 1 or 2 run a row at a
+// time on tiles that load each input vector of a window's row once and
+// multiply it by every tap that reads it, the tiles at the row's ends
+// leaving out the padding's columns; other windows run a tile of one load
+// a multiply-add, the edge positions with their columns of taps narrowed.
+// Either way the padding is left out rather than read from a padded copy,
+// the rows a window reaches found per output row. The bias starts the
+// sums; Relu and Clip finish them in registers; a residual or another
+// activation finishes each output row while it is in cache.
+// tests/cpu_nhwc_depthwise_test.cpp checks it against a plain loop at each
+// level.
 #pragma once
 #include <cstdint>
 #include <vector>
